@@ -1,0 +1,64 @@
+/**
+ * The approval card: what a channel shows when a tool call waits for a person, and the
+ * compact button payload that comes back when someone clicks. The payload fits the
+ * smallest platform limit (Telegram callback_data, 64 bytes): `gh1:<id>:<a|w|d>`.
+ */
+import type { ApprovalChoice } from "../envelope.ts";
+
+export interface ApprovalCard {
+  approvalId: string;
+  tool: string;
+  /** A short, secret-free summary of the arguments. */
+  argsSummary: string;
+  requester: { id: string; name?: string };
+  /** Human-readable list of who may approve ("the requester", ids of admins). */
+  approvers: string[];
+  expiresAt: number;
+  /** Button payloads, one per choice. */
+  buttons: Record<ApprovalChoice, string>;
+}
+
+export interface ApprovalResolution {
+  outcome: "approved" | "always" | "denied" | "expired" | "cancelled";
+  by?: { id: string; name?: string };
+  /** One line saying what was decided and by whom, ready to show on the card. */
+  text: string;
+}
+
+const CODES: Record<ApprovalChoice, string> = { approve: "a", always: "w", deny: "d" };
+const PAYLOAD = /^gh1:([A-Za-z0-9_-]{6,32}):([awd])$/;
+
+/** Encodes a button payload for an approval choice. */
+export function encodeApprovalPayload(approvalId: string, choice: ApprovalChoice): string {
+  return `gh1:${approvalId}:${CODES[choice]}`;
+}
+
+/** Decodes a button payload; undefined for anything that is not one of ours (forged or foreign). */
+export function decodeApprovalPayload(payload: string): { approvalId: string; choice: ApprovalChoice } | undefined {
+  const m = PAYLOAD.exec(payload);
+  if (!m) return undefined;
+  const choice = (Object.keys(CODES) as ApprovalChoice[]).find((c) => CODES[c] === m[2])!;
+  return { approvalId: m[1]!, choice };
+}
+
+/** The buttons of a card for `approvalId`. */
+export function approvalButtons(approvalId: string): Record<ApprovalChoice, string> {
+  return {
+    approve: encodeApprovalPayload(approvalId, "approve"),
+    always: encodeApprovalPayload(approvalId, "always"),
+    deny: encodeApprovalPayload(approvalId, "deny"),
+  };
+}
+
+/** Plain-text rendering of a card, for channels without rich layouts and for logs. */
+export function approvalCardText(card: ApprovalCard): string {
+  const who = card.requester.name ?? card.requester.id;
+  const mins = Math.max(1, Math.round((card.expiresAt - Date.now()) / 60_000));
+  return [
+    `🔐 Approval needed: ${card.tool}`,
+    card.argsSummary ? `Arguments: ${card.argsSummary}` : "",
+    `Requested by ${who}. May approve: ${card.approvers.join(", ")}. Expires in ${mins} min.`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+}

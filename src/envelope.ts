@@ -1,0 +1,120 @@
+/**
+ * The ingress envelope: what every channel adapter turns an inbound platform message
+ * into, and the small typed action events (button clicks, commands) that travel beside it.
+ * Validated with zod once, at the adapter boundary; everything inside trusts the types.
+ */
+import { z } from "zod";
+
+/** What a channel can do. The engine and gateway read this, never the platform's name. */
+export const ChannelCapabilitiesSchema = z.object({
+  /** Replies can go into a thread (or a reply chain) of the triggering message. */
+  threads: z.boolean(),
+  /** The channel can render approval buttons and send the click back. */
+  inlineApproval: z.boolean(),
+  /** Sent messages can be edited. */
+  edit: z.boolean(),
+  /** A typing / "is working" indicator exists. */
+  typing: z.boolean(),
+  /** The longest text one message may carry. */
+  maxMessageChars: z.number().int().positive(),
+  /** The largest button payload, in bytes (Telegram callback_data: 64). */
+  maxButtonPayloadBytes: z.number().int().positive().default(64),
+});
+export type ChannelCapabilities = z.infer<typeof ChannelCapabilitiesSchema>;
+
+export const ConversationKindSchema = z.enum(["dm", "group", "channel"]);
+export type ConversationKind = z.infer<typeof ConversationKindSchema>;
+
+/** Where a reply goes: a conversation, optionally a thread in it, optionally replying to a message. */
+export const ReplyTargetSchema = z.object({
+  channel: z.string().min(1),
+  account: z.string().optional(),
+  conversationId: z.string().min(1),
+  threadId: z.string().min(1).optional(),
+  replyToMessageId: z.string().min(1).optional(),
+});
+export type ReplyTarget = z.infer<typeof ReplyTargetSchema>;
+
+export const SenderSchema = z.object({
+  id: z.string().min(1),
+  name: z.string().optional(),
+  isBot: z.boolean(),
+});
+export type Sender = z.infer<typeof SenderSchema>;
+
+export const IngressEnvelopeSchema = z.object({
+  /** Platform event id, used for dedupe (Slack event_id or channel:ts, Telegram update_id, Discord message id). */
+  id: z.string().min(1),
+  channel: z.string().min(1),
+  account: z.string().optional(),
+  conversation: z.object({
+    id: z.string().min(1),
+    threadId: z.string().min(1).optional(),
+    kind: ConversationKindSchema,
+  }),
+  sender: SenderSchema,
+  /** The bot was addressed: mentioned, replied to, or a DM. */
+  mentioned: z.boolean(),
+  /** The message is a reply to one of the bot's own messages. */
+  repliedToBot: z.boolean().default(false),
+  /** The bot already takes part in this thread (adapters that know it set it). */
+  inBotThread: z.boolean().default(false),
+  text: z.string(),
+  replyTo: ReplyTargetSchema,
+  receivedAt: z.number().int().nonnegative(),
+  capabilities: ChannelCapabilitiesSchema,
+  /** Set by the gateway when the envelope enters; carried by every log line of its turn. */
+  traceId: z.string().optional(),
+});
+export type IngressEnvelope = z.infer<typeof IngressEnvelopeSchema>;
+export type IngressEnvelopeInput = z.input<typeof IngressEnvelopeSchema>;
+
+/** Parses an adapter's envelope; throws a ZodError naming every bad field. */
+export function parseEnvelope(input: unknown): IngressEnvelope {
+  return IngressEnvelopeSchema.parse(input);
+}
+
+/**
+ * The session key of a conversation: `<channel>:<conversation.id>[:<threadId>]`.
+ * A Slack top-level message carries its own ts as threadId, so it starts its own session.
+ */
+export function sessionKeyOf(env: Pick<IngressEnvelope, "channel" | "conversation" | "account">): string {
+  const channel = env.account ? `${env.channel}@${env.account}` : env.channel;
+  const base = `${channel}:${env.conversation.id}`;
+  return env.conversation.threadId ? `${base}:${env.conversation.threadId}` : base;
+}
+
+/** The key a delivery queue is kept by: one queue per conversation + thread. */
+export function targetKeyOf(target: ReplyTarget): string {
+  return [target.channel, target.account ?? "", target.conversationId, target.threadId ?? ""].join(":");
+}
+
+export const ApprovalChoiceSchema = z.enum(["approve", "always", "deny"]);
+export type ApprovalChoice = z.infer<typeof ApprovalChoiceSchema>;
+
+/** A click on an approval card, as decoded by the adapter from its button payload. */
+export const ApprovalClickSchema = z.object({
+  channel: z.string().min(1),
+  approvalId: z.string().min(1),
+  choice: ApprovalChoiceSchema,
+  actor: SenderSchema,
+  /** The platform id of the clicked card's message, when known. */
+  messageId: z.string().optional(),
+  conversationId: z.string().optional(),
+});
+export type ApprovalClick = z.infer<typeof ApprovalClickSchema>;
+
+/** What happened to a click; the adapter shows `message` to the clicker when `status` is not "accepted". */
+export interface ApprovalClickOutcome {
+  status: "accepted" | "not-allowed" | "already-decided" | "expired" | "unknown";
+  message: string;
+}
+
+export const BotCommandSchema = z.enum(["stop", "status", "new"]);
+export type BotCommand = z.infer<typeof BotCommandSchema>;
+
+/** Recognizes `/stop`, `/status`, `/new` (also `/stop@botname`) at the start of a message. */
+export function parseBotCommand(text: string): BotCommand | undefined {
+  const m = /^\s*\/(stop|status|new)(?:@\S+)?\s*$/i.exec(text);
+  return m ? (m[1]!.toLowerCase() as BotCommand) : undefined;
+}

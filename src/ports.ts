@@ -1,0 +1,80 @@
+/**
+ * The outbound port every channel adapter implements, and the adapter's lifecycle.
+ * The gateway, delivery and approval code talk to channels only through these types.
+ */
+import type {
+  ApprovalClick,
+  ApprovalClickOutcome,
+  ChannelCapabilities,
+  IngressEnvelope,
+  ReplyTarget,
+} from "./envelope.ts";
+import type { ApprovalCard, ApprovalResolution } from "./approval/card.ts";
+
+export interface SentMessage {
+  /** The platform's id of the posted message (Slack ts, Discord/Telegram message id). */
+  id: string;
+}
+
+/** Thrown by a port when the platform answered 429; delivery waits `retryAfterMs` and retries. */
+export class RateLimitedError extends Error {
+  readonly retryAfterMs: number;
+  constructor(retryAfterMs: number, message = `rate limited; retry after ${retryAfterMs} ms`) {
+    super(message);
+    this.name = "RateLimitedError";
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** Thrown by a port when the platform refused the message for its content (too long, bad markup). */
+export class MessageRejectedError extends Error {
+  readonly reason: "too_long" | "bad_markup" | "other";
+  constructor(reason: "too_long" | "bad_markup" | "other", message: string) {
+    super(message);
+    this.name = "MessageRejectedError";
+    this.reason = reason;
+  }
+}
+
+export interface OutboundText {
+  /** Markdown as the model wrote it (or plain text); the port converts it to the platform's format. */
+  text: string;
+  /** Send without any markup conversion (used to retry after a markup rejection). */
+  plain?: boolean;
+}
+
+/** How a channel sends things. Methods may throw RateLimitedError or MessageRejectedError. */
+export interface OutboundPort {
+  /** Posts a threaded reply. */
+  send(target: ReplyTarget, message: OutboundText): Promise<SentMessage>;
+  /** Replaces the text of a posted message (only when capabilities.edit). */
+  edit?(target: ReplyTarget, messageId: string, message: OutboundText): Promise<void>;
+  /** Renders an approval card with Approve · Always · Deny buttons in the thread. */
+  requestApproval?(target: ReplyTarget, card: ApprovalCard): Promise<SentMessage>;
+  /** Edits the card to show the decision and who made it, and removes the buttons. */
+  resolveApproval?(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void>;
+  /** Shows a typing / working indicator once; the caller refreshes it. */
+  typing?(target: ReplyTarget): Promise<void>;
+  /** Clears a working status, where the platform has one that does not expire by itself. */
+  clearTyping?(target: ReplyTarget): Promise<void>;
+}
+
+/** What an adapter hands inbound events to. Implemented by the gateway. */
+export interface InboundSink {
+  /** A message; the promise settles once it is accepted (or refused), not when the turn ends. */
+  message(envelope: IngressEnvelope): Promise<void>;
+  /** An approval click. Resolve fast: platforms have an ack deadline. */
+  approvalClick(click: ApprovalClick): Promise<ApprovalClickOutcome>;
+}
+
+/** A channel adapter: connects to its platform, feeds the sink, and sends through its port. */
+export interface ChannelAdapter {
+  readonly channel: string;
+  readonly capabilities: ChannelCapabilities;
+  readonly port: OutboundPort;
+  /** Per-target pacing for delivery: at most one message every `minIntervalMs`. */
+  readonly pacing: { minIntervalMs: number };
+  /** Connects and starts feeding `sink`; rejects with a clear message if the token is wrong. */
+  start(sink: InboundSink): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,113 @@
+/**
+ * The store interface. The embedded implementation is SQLite (node:sqlite, see sqlite-store.ts);
+ * a server database can implement the same interface when several replicas share a workspace.
+ * Every method is async so that such a store fits without changing callers.
+ */
+import type { ReplyTarget } from "../envelope.ts";
+import type { ChatMessage } from "../model/types.ts";
+
+export type ApprovalState = "pending" | "approved" | "always" | "denied" | "expired" | "cancelled";
+
+export interface PendingApprovalRecord {
+  /** Short, unguessable id carried by the card's buttons. */
+  id: string;
+  sessionKey: string;
+  turnId: string;
+  callId: string;
+  tool: string;
+  /** sha256 of the canonical JSON of the exact arguments shown on the card. */
+  argsHash: string;
+  argsSummary: string;
+  channel: string;
+  requesterId: string;
+  requesterName?: string;
+  /** Sender ids who may decide (the requester and listed admins). */
+  approvers: string[];
+  target: ReplyTarget;
+  /** The card's platform message id, once posted. */
+  cardMessageId?: string;
+  createdAt: number;
+  expiresAt: number;
+  state: ApprovalState;
+  decidedById?: string;
+  decidedByName?: string;
+  decidedAt?: number;
+}
+
+export interface AuditEntry {
+  at: number;
+  kind: string;
+  traceId?: string;
+  sessionKey?: string;
+  channel?: string;
+  tool?: string;
+  argsHash?: string;
+  actorId?: string;
+  actorName?: string;
+  /** Where a decision came from: console, backchannel, policy, non-interactive, timeout, hook… */
+  source?: string;
+  outcome?: string;
+  detail?: string;
+}
+
+export interface ReceiptRecord {
+  id: string;
+  at: number;
+  sessionKey: string;
+  callId: string;
+  tool: string;
+  /** Canonical JSON of the arguments (sorted keys, including the runtime approval marker). */
+  argsCanonical: string;
+  /** sha256 hex of the untruncated output. */
+  outputHash: string;
+  /** HMAC-SHA256 hex. */
+  mac: string;
+}
+
+export interface SessionInfo {
+  key: string;
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+}
+
+export interface Store {
+  /** Appends messages to a session's current history (creating the session). */
+  appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void>;
+  /** The last `limit` messages of a session's current history, oldest first. */
+  loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]>;
+  /** Starts a fresh history for the session (`/new`); the old one is kept but no longer loaded. */
+  resetSession(sessionKey: string): Promise<void>;
+  listSessions(limit?: number): Promise<SessionInfo[]>;
+
+  /** Records an inbound event id; true when it was not seen within its TTL (i.e. handle it). */
+  markSeen(channel: string, eventId: string, ttlMs: number, now?: number): Promise<boolean>;
+
+  createApproval(record: PendingApprovalRecord): Promise<void>;
+  getApproval(id: string): Promise<PendingApprovalRecord | undefined>;
+  setApprovalCardMessage(id: string, messageId: string): Promise<void>;
+  /**
+   * Atomic compare-and-set from `pending` to a final state. Returns true for exactly one caller;
+   * a second click, or a click after expiry, gets false.
+   */
+  decideApproval(id: string, state: Exclude<ApprovalState, "pending">, by: { id?: string; name?: string }, at: number): Promise<boolean>;
+  /** Marks every pending approval expired (at start-up: their turns died with the old process). */
+  expireAllPending(at: number): Promise<number>;
+  listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]>;
+
+  /** Remembers an "always" decision for a tool within a scope (conversation or sender). */
+  rememberAlways(scope: string, tool: string, at: number): Promise<void>;
+  hasAlways(scope: string, tool: string): Promise<boolean>;
+
+  appendAudit(entry: AuditEntry): Promise<void>;
+  listAudit(filter?: { sessionKey?: string; kind?: string; limit?: number }): Promise<AuditEntry[]>;
+
+  saveReceipt(receipt: ReceiptRecord): Promise<void>;
+  getReceipt(id: string): Promise<ReceiptRecord | undefined>;
+
+  /** Small named values (Telegram update offset, …). */
+  getValue(key: string): Promise<string | undefined>;
+  setValue(key: string, value: string): Promise<void>;
+
+  close(): Promise<void>;
+}
