@@ -1,0 +1,183 @@
+/**
+ * The mapping between the store's records and their SQLite rows. Column types are guaranteed
+ * by the STRICT tables in migrations.ts; the JSON columns (approvers, target) are checked with
+ * zod when read, since a damaged value there would otherwise surface far from the store.
+ */
+import { z } from "zod";
+import type { SQLInputValue } from "node:sqlite";
+import { ReplyTargetSchema } from "../envelope.ts";
+import type { ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord } from "./store.ts";
+
+/** A row of the `approvals` table. */
+export interface ApprovalRow {
+  id: string;
+  session_key: string;
+  turn_id: string;
+  call_id: string;
+  tool: string;
+  args_hash: string;
+  args_summary: string;
+  channel: string;
+  requester_id: string;
+  requester_name: string | null;
+  approvers: string;
+  target: string;
+  card_message_id: string | null;
+  created_at: number;
+  expires_at: number;
+  state: ApprovalState;
+  decided_by_id: string | null;
+  decided_by_name: string | null;
+  decided_at: number | null;
+}
+
+/** A row of the `audit` table. */
+export interface AuditRow {
+  id: number;
+  at: number;
+  kind: string;
+  trace_id: string | null;
+  session_key: string | null;
+  channel: string | null;
+  tool: string | null;
+  args_hash: string | null;
+  actor_id: string | null;
+  actor_name: string | null;
+  source: string | null;
+  outcome: string | null;
+  detail: string | null;
+}
+
+/** A row of the `receipts` table. */
+export interface ReceiptRow {
+  id: string;
+  at: number;
+  session_key: string;
+  call_id: string;
+  tool: string;
+  args_canonical: string;
+  output_hash: string;
+  mac: string;
+}
+
+const Approvers = z.array(z.string());
+
+/** Named parameters for inserting an approval (node:sqlite binds `$name` from these keys). */
+export function approvalParams(r: PendingApprovalRecord): Record<string, SQLInputValue> {
+  return {
+    id: r.id,
+    session_key: r.sessionKey,
+    turn_id: r.turnId,
+    call_id: r.callId,
+    tool: r.tool,
+    args_hash: r.argsHash,
+    args_summary: r.argsSummary,
+    channel: r.channel,
+    requester_id: r.requesterId,
+    requester_name: r.requesterName ?? null,
+    approvers: JSON.stringify(r.approvers),
+    target: JSON.stringify(r.target),
+    card_message_id: r.cardMessageId ?? null,
+    created_at: r.createdAt,
+    expires_at: r.expiresAt,
+    state: r.state,
+    decided_by_id: r.decidedById ?? null,
+    decided_by_name: r.decidedByName ?? null,
+    decided_at: r.decidedAt ?? null,
+  };
+}
+
+/** Reads an approval row back into its record; absent optional fields are left out. */
+export function approvalFromRow(row: ApprovalRow): PendingApprovalRecord {
+  const record: PendingApprovalRecord = {
+    id: row.id,
+    sessionKey: row.session_key,
+    turnId: row.turn_id,
+    callId: row.call_id,
+    tool: row.tool,
+    argsHash: row.args_hash,
+    argsSummary: row.args_summary,
+    channel: row.channel,
+    requesterId: row.requester_id,
+    approvers: Approvers.parse(JSON.parse(row.approvers)),
+    target: ReplyTargetSchema.parse(JSON.parse(row.target)),
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    state: row.state,
+  };
+  if (row.requester_name !== null) record.requesterName = row.requester_name;
+  if (row.card_message_id !== null) record.cardMessageId = row.card_message_id;
+  if (row.decided_by_id !== null) record.decidedById = row.decided_by_id;
+  if (row.decided_by_name !== null) record.decidedByName = row.decided_by_name;
+  if (row.decided_at !== null) record.decidedAt = row.decided_at;
+  return record;
+}
+
+/** Named parameters for inserting an audit entry. */
+export function auditParams(e: AuditEntry): Record<string, SQLInputValue> {
+  return {
+    at: e.at,
+    kind: e.kind,
+    trace_id: e.traceId ?? null,
+    session_key: e.sessionKey ?? null,
+    channel: e.channel ?? null,
+    tool: e.tool ?? null,
+    args_hash: e.argsHash ?? null,
+    actor_id: e.actorId ?? null,
+    actor_name: e.actorName ?? null,
+    source: e.source ?? null,
+    outcome: e.outcome ?? null,
+    detail: e.detail ?? null,
+  };
+}
+
+const AUDIT_FIELDS = [
+  ["traceId", "trace_id"],
+  ["sessionKey", "session_key"],
+  ["channel", "channel"],
+  ["tool", "tool"],
+  ["argsHash", "args_hash"],
+  ["actorId", "actor_id"],
+  ["actorName", "actor_name"],
+  ["source", "source"],
+  ["outcome", "outcome"],
+  ["detail", "detail"],
+] as const;
+
+/** Reads an audit row back into its entry; absent optional fields are left out. */
+export function auditFromRow(row: AuditRow): AuditEntry {
+  const entry: AuditEntry = { at: row.at, kind: row.kind };
+  for (const [field, column] of AUDIT_FIELDS) {
+    const value = row[column];
+    if (value !== null) entry[field] = value;
+  }
+  return entry;
+}
+
+/** Named parameters for inserting a receipt. */
+export function receiptParams(r: ReceiptRecord): Record<string, SQLInputValue> {
+  return {
+    id: r.id,
+    at: r.at,
+    session_key: r.sessionKey,
+    call_id: r.callId,
+    tool: r.tool,
+    args_canonical: r.argsCanonical,
+    output_hash: r.outputHash,
+    mac: r.mac,
+  };
+}
+
+/** Reads a receipt row back into its record. */
+export function receiptFromRow(row: ReceiptRow): ReceiptRecord {
+  return {
+    id: row.id,
+    at: row.at,
+    sessionKey: row.session_key,
+    callId: row.call_id,
+    tool: row.tool,
+    argsCanonical: row.args_canonical,
+    outputHash: row.output_hash,
+    mac: row.mac,
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * The embedded store: one SQLite file, `<data dir>/gatehouse.db`, through Node's built-in
+ * `node:sqlite` (no native build). WAL mode lets the CLI read while the bot writes; every
+ * compare-and-set is a single statement, so it holds across processes sharing the file.
+ */
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { ChatMessage } from "../model/types.ts";
+import { decodeMessage, encodeMessage } from "./message-codec.ts";
+import { migrate } from "./migrations.ts";
+import {
+  approvalFromRow, approvalParams, auditFromRow, auditParams, receiptFromRow, receiptParams,
+  type ApprovalRow, type AuditRow, type ReceiptRow,
+} from "./rows.ts";
+import { prepareStatements, type Statements } from "./statements.ts";
+import type {
+  ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store,
+} from "./store.ts";
+
+/** Where the store lives: a data folder (the file is created inside it), or memory for tests. */
+export type SqliteStoreOptions = ({ dataDir: string } | { path: ":memory:" }) & {
+  /** Clock for timestamps the interface does not pass in (history, sessions). Defaults to Date.now. */
+  now?: () => number;
+  /** How long a write waits for another process's lock before failing, in ms. */
+  busyTimeoutMs?: number;
+};
+
+/** The database file's name inside the data folder. */
+export const DATABASE_FILE = "gatehouse.db";
+
+/** Expired dedupe rows are deleted at most this often. */
+const SEEN_PURGE_INTERVAL_MS = 60_000;
+
+/**
+ * Opens (creating and migrating when needed) the SQLite store. Throws a clear error when the
+ * database was written by a newer Gatehouse.
+ */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const location = "dataDir" in options ? createDataFile(options.dataDir) : ":memory:";
+  const db = new DatabaseSync(location, {
+    timeout: options.busyTimeoutMs ?? 5_000,
+    enableForeignKeyConstraints: true,
+  });
+  try {
+    if (location !== ":memory:") chmodSync(location, 0o600);
+    db.exec("PRAGMA journal_mode = WAL");
+    // NORMAL is durable across process crashes in WAL mode; only a power cut can lose the last commits.
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    migrate(db, location);
+    return new SqliteStore(db, prepareStatements(db), options.now ?? Date.now);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function createDataFile(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  return join(dataDir, DATABASE_FILE);
+}
+
+/**
+ * Rows are read as their interfaces in rows.ts without re-checking each column: the STRICT
+ * tables already refuse a value of the wrong type.
+ */
+class SqliteStore implements Store {
+  readonly #db: DatabaseSync;
+  readonly #q: Statements;
+  readonly #now: () => number;
+  #lastSeenPurge = Number.NEGATIVE_INFINITY;
+
+  constructor(db: DatabaseSync, statements: Statements, now: () => number) {
+    this.#db = db;
+    this.#q = statements;
+    this.#now = now;
+  }
+
+  async appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const at = this.#now();
+    this.#transaction(() => {
+      const { generation } = this.#q.touchSession.get({ key: sessionKey, at }) as { generation: number };
+      for (const message of messages) {
+        this.#q.insertMessage.run({ session_key: sessionKey, generation, at, body: encodeMessage(message) });
+      }
+    });
+  }
+
+  async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {
+    const n = Math.floor(limit);
+    if (!(n > 0)) return [];
+    const rows = this.#q.lastMessages.all({ key: sessionKey, limit: n }) as { body: string }[];
+    return rows.reverse().map((row) => decodeMessage(row.body));
+  }
+
+  async resetSession(sessionKey: string): Promise<void> {
+    this.#q.resetSession.run({ key: sessionKey, at: this.#now() });
+  }
+
+  async listSessions(limit?: number): Promise<SessionInfo[]> {
+    const rows = this.#q.listSessions.all({ limit: limitOrAll(limit) }) as {
+      key: string; created_at: number; updated_at: number; message_count: number;
+    }[];
+    return rows.map((r) => ({ key: r.key, createdAt: r.created_at, updatedAt: r.updated_at, messageCount: r.message_count }));
+  }
+
+  async markSeen(channel: string, eventId: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+    if (now - this.#lastSeenPurge >= SEEN_PURGE_INTERVAL_MS || now < this.#lastSeenPurge) {
+      this.#q.purgeSeen.run({ now });
+      this.#lastSeenPurge = now;
+    }
+    // Inserts a new id, or revives an expired one; an id still within its TTL changes nothing.
+    const result = this.#q.markSeen.run({ channel, event_id: eventId, expires_at: now + ttlMs, now });
+    return result.changes === 1;
+  }
+
+  async createApproval(record: PendingApprovalRecord): Promise<void> {
+    this.#q.insertApproval.run(approvalParams(record));
+  }
+
+  async getApproval(id: string): Promise<PendingApprovalRecord | undefined> {
+    const row = this.#q.getApproval.get({ id }) as ApprovalRow | undefined;
+    return row ? approvalFromRow(row) : undefined;
+  }
+
+  async setApprovalCardMessage(id: string, messageId: string): Promise<void> {
+    this.#q.setCardMessage.run({ id, card_message_id: messageId });
+  }
+
+  async decideApproval(
+    id: string,
+    state: Exclude<ApprovalState, "pending">,
+    by: { id?: string; name?: string },
+    at: number,
+  ): Promise<boolean> {
+    const params = { id, state, by_id: by.id ?? null, by_name: by.name ?? null, at };
+    const statement = state === "expired" ? this.#q.decideExpired : this.#q.decideBeforeExpiry;
+    return statement.run(params).changes === 1;
+  }
+
+  async expireAllPending(at: number): Promise<number> {
+    return Number(this.#q.expireAllPending.run({ at }).changes);
+  }
+
+  async listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]> {
+    const rows = (state ? this.#q.listApprovalsIn.all({ state }) : this.#q.listApprovals.all()) as unknown as ApprovalRow[];
+    return rows.map(approvalFromRow);
+  }
+
+  async rememberAlways(scope: string, tool: string, at: number): Promise<void> {
+    this.#q.rememberAlways.run({ scope, tool, at });
+  }
+
+  async hasAlways(scope: string, tool: string): Promise<boolean> {
+    return this.#q.hasAlways.get({ scope, tool }) !== undefined;
+  }
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    this.#q.insertAudit.run(auditParams(entry));
+  }
+
+  async listAudit(filter: { sessionKey?: string; kind?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    const { sessionKey, kind } = filter;
+    const limit = limitOrAll(filter.limit);
+    const q = this.#q;
+    const rows = (
+      sessionKey !== undefined && kind !== undefined ? q.listAuditBySessionAndKind.all({ session_key: sessionKey, kind, limit })
+      : sessionKey !== undefined ? q.listAuditBySession.all({ session_key: sessionKey, limit })
+      : kind !== undefined ? q.listAuditByKind.all({ kind, limit })
+      : q.listAudit.all({ limit })
+    ) as unknown as AuditRow[];
+    return rows.reverse().map(auditFromRow);
+  }
+
+  async saveReceipt(receipt: ReceiptRecord): Promise<void> {
+    const params = receiptParams(receipt);
+    if (this.#q.insertReceipt.run(params).changes === 1) return;
+    // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
+    const existing = this.#q.getReceipt.get({ id: receipt.id }) as ReceiptRow | undefined;
+    if (!existing || !sameReceipt(receiptFromRow(existing), receipt)) {
+      throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
+    }
+  }
+
+  async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
+    const row = this.#q.getReceipt.get({ id }) as ReceiptRow | undefined;
+    return row ? receiptFromRow(row) : undefined;
+  }
+
+  async getValue(key: string): Promise<string | undefined> {
+    const row = this.#q.getValue.get({ key }) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  async setValue(key: string, value: string): Promise<void> {
+    this.#q.setValue.run({ key, value });
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #transaction(work: () => void): void {
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      work();
+      this.#db.exec("COMMIT");
+    } catch (err) {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw err;
+    }
+  }
+}
+
+/** SQLite reads a negative LIMIT as "no limit". */
+function limitOrAll(limit: number | undefined): number {
+  return limit === undefined ? -1 : Math.max(0, Math.floor(limit));
+}
+
+function sameReceipt(a: ReceiptRecord, b: ReceiptRecord): boolean {
+  return (Object.keys(a) as (keyof ReceiptRecord)[]).every((k) => a[k] === b[k]);
+}

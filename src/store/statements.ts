@@ -1,0 +1,86 @@
+/**
+ * Every SQL statement the SQLite store runs, prepared once when the store opens. Parameters are
+ * named (`$name`); node:sqlite rejects a parameter object with a key the statement does not use.
+ */
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+
+const SQL = {
+  touchSession: `
+    INSERT INTO sessions (key, generation, created_at, updated_at) VALUES ($key, 1, $at, $at)
+    ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
+    RETURNING generation`,
+  insertMessage: `
+    INSERT INTO messages (session_key, generation, at, body) VALUES ($session_key, $generation, $at, $body)`,
+  lastMessages: `
+    SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
+    WHERE s.key = $key ORDER BY m.id DESC LIMIT $limit`,
+  resetSession: `
+    UPDATE sessions SET generation = generation + 1, updated_at = $at WHERE key = $key`,
+  listSessions: `
+    SELECT s.key, s.created_at, s.updated_at,
+      (SELECT count(*) FROM messages m WHERE m.session_key = s.key AND m.generation = s.generation) AS message_count
+    FROM sessions s ORDER BY s.updated_at DESC, s.key LIMIT $limit`,
+
+  purgeSeen: `DELETE FROM seen_events WHERE expires_at <= $now`,
+  markSeen: `
+    INSERT INTO seen_events (channel, event_id, expires_at) VALUES ($channel, $event_id, $expires_at)
+    ON CONFLICT (channel, event_id) DO UPDATE SET expires_at = excluded.expires_at
+    WHERE seen_events.expires_at <= $now`,
+
+  insertApproval: `
+    INSERT INTO approvals (id, session_key, turn_id, call_id, tool, args_hash, args_summary, channel,
+      requester_id, requester_name, approvers, target, card_message_id, created_at, expires_at, state,
+      decided_by_id, decided_by_name, decided_at)
+    VALUES ($id, $session_key, $turn_id, $call_id, $tool, $args_hash, $args_summary, $channel,
+      $requester_id, $requester_name, $approvers, $target, $card_message_id, $created_at, $expires_at, $state,
+      $decided_by_id, $decided_by_name, $decided_at)`,
+  getApproval: `SELECT * FROM approvals WHERE id = $id`,
+  setCardMessage: `UPDATE approvals SET card_message_id = $card_message_id WHERE id = $id`,
+  decideBeforeExpiry: `
+    UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at
+    WHERE id = $id AND state = 'pending' AND expires_at > $at`,
+  decideExpired: `
+    UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at
+    WHERE id = $id AND state = 'pending'`,
+  expireAllPending: `UPDATE approvals SET state = 'expired', decided_at = $at WHERE state = 'pending'`,
+  listApprovals: `SELECT * FROM approvals ORDER BY created_at, id`,
+  listApprovalsIn: `SELECT * FROM approvals WHERE state = $state ORDER BY created_at, id`,
+
+  rememberAlways: `
+    INSERT INTO always_rules (scope, tool, created_at) VALUES ($scope, $tool, $at)
+    ON CONFLICT (scope, tool) DO NOTHING`,
+  hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $scope AND tool = $tool`,
+
+  insertAudit: `
+    INSERT INTO audit (at, kind, trace_id, session_key, channel, tool, args_hash, actor_id, actor_name,
+      source, outcome, detail)
+    VALUES ($at, $kind, $trace_id, $session_key, $channel, $tool, $args_hash, $actor_id, $actor_name,
+      $source, $outcome, $detail)`,
+  // The newest N matching entries; the caller puts them back in time order.
+  listAudit: `SELECT * FROM audit ORDER BY id DESC LIMIT $limit`,
+  listAuditBySession: `SELECT * FROM audit WHERE session_key = $session_key ORDER BY id DESC LIMIT $limit`,
+  listAuditByKind: `SELECT * FROM audit WHERE kind = $kind ORDER BY id DESC LIMIT $limit`,
+  listAuditBySessionAndKind: `
+    SELECT * FROM audit WHERE session_key = $session_key AND kind = $kind ORDER BY id DESC LIMIT $limit`,
+
+  insertReceipt: `
+    INSERT INTO receipts (id, at, session_key, call_id, tool, args_canonical, output_hash, mac)
+    VALUES ($id, $at, $session_key, $call_id, $tool, $args_canonical, $output_hash, $mac)
+    ON CONFLICT (id) DO NOTHING`,
+  getReceipt: `SELECT * FROM receipts WHERE id = $id`,
+
+  getValue: `SELECT value FROM kv WHERE key = $key`,
+  setValue: `
+    INSERT INTO kv (key, value) VALUES ($key, $value)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+} as const;
+
+/** The store's prepared statements, by name. */
+export type Statements = { readonly [K in keyof typeof SQL]: StatementSync };
+
+/** Prepares every statement against a migrated database. */
+export function prepareStatements(db: DatabaseSync): Statements {
+  const prepared = {} as Record<keyof typeof SQL, StatementSync>;
+  for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[name] = db.prepare(SQL[name]);
+  return prepared;
+}
