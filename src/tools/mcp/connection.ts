@@ -1,0 +1,243 @@
+/**
+ * One MCP server as the bot sees it: a connection that is made at boot or on first use,
+ * remembers the server's last tool listing, and after a failure or crash is retried with
+ * backoff (1s, 2s, 4s … up to 30s) while its tools answer "unavailable".
+ */
+import type { Logger } from "pino";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ToolResult } from "../tool.ts";
+import { scrubSecrets } from "../../observe/scrub.ts";
+import { isStdioServer, type McpServerConfig } from "./schema.ts";
+import { toToolResult, type McpCallResult } from "./result.ts";
+
+/** Where a server connection stands; `stopped` means not started yet (lazy) or closed. */
+export type McpServerState = "connected" | "connecting" | "failed" | "stopped";
+
+/** One tool as the server last listed it. */
+export interface McpToolListing {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Delays between reconnection attempts. */
+export interface Backoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+/** The delays the issue asks for: 1s, doubling, at most 30s. */
+export const DEFAULT_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 30_000 };
+
+const STDERR_LINES_KEPT = 5;
+
+/** A connection to one configured MCP server. Never throws: failures become state and results. */
+export class McpServerConnection {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  state: McpServerState = "stopped";
+  /** The last listing the server gave; kept while the server is down so its tools stay known. */
+  listing: McpToolListing[] = [];
+  lastError: string | undefined;
+  /** Called after the listing changes (connect, or the server's list-changed notification). */
+  onListingChanged: (() => void) | undefined;
+
+  #log: Logger;
+  #backoff: Backoff;
+  #client: Client | undefined;
+  #connecting: Promise<void> | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #failures = 0;
+  #connectedAt = 0;
+  #closed = false;
+  #stderrTail: string[] = [];
+
+  constructor(name: string, config: McpServerConfig, log: Logger, backoff: Backoff = DEFAULT_BACKOFF) {
+    this.name = name;
+    this.config = config;
+    this.#log = log.child({ mcpServer: name });
+    this.#backoff = backoff;
+  }
+
+  get transport(): "stdio" | "http" {
+    return isStdioServer(this.config) ? "stdio" : "http";
+  }
+
+  /** Connects unless already connected or connecting; resolves when this attempt settles. Never rejects. */
+  connect(): Promise<void> {
+    if (this.#closed || this.state === "connected") return Promise.resolve();
+    if (this.#connecting) return this.#connecting;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#connecting = this.#attempt().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  /** Calls one of the server's tools, bounded by the server's timeout and the turn's cancellation. */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    if (this.state === "stopped" || this.state === "connecting") await this.connect();
+    const client = this.#client;
+    if (this.state !== "connected" || !client) return this.unavailable();
+    const timeoutMs = this.config.timeoutMs;
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, signal });
+      return toToolResult(result as McpCallResult);
+    } catch (err) {
+      if (signal.aborted) return failure(`the call to ${tool} was cancelled before MCP server ${this.name} answered`);
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        return failure(`MCP tool ${tool} on server ${this.name} timed out after ${timeoutMs} ms`);
+      }
+      if (client !== this.#client || isConnectionLoss(err)) {
+        this.#lost(client, describe(err));
+        return failure(`MCP server ${this.name} stopped during the call to ${tool}: ${this.lastError ?? describe(err)}`);
+      }
+      return failure(`MCP tool ${tool} on server ${this.name} failed: ${describe(err)}`);
+    }
+  }
+
+  /** The result every tool of this server gives while it cannot be reached. */
+  unavailable(): ToolResult {
+    const reason = this.#closed ? "the bot is shutting down" : (this.lastError ?? `it is ${this.state}`);
+    return failure(`MCP server ${this.name} is unavailable: ${reason}`);
+  }
+
+  /** Disconnects for good (stops retries and the server process). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    const client = this.#client;
+    this.#client = undefined;
+    this.state = "stopped";
+    await client?.close().catch(() => undefined);
+    await this.#connecting;
+  }
+
+  async #attempt(): Promise<void> {
+    this.state = "connecting";
+    this.#stderrTail = [];
+    const client: Client = new Client(
+      { name: "gatehouse", version: "0.1.0" },
+      {
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error || !tools || client !== this.#client) return;
+              this.#setListing(tools.map(toListing));
+              this.#log.info({ tools: this.listing.map((t) => t.name) }, "MCP server changed its tools");
+            },
+          },
+        },
+      },
+    );
+    this.#client = client;
+    client.onclose = () => this.#lost(client, this.#exitReason());
+    try {
+      await client.connect(this.#createTransport(), { timeout: this.config.timeoutMs });
+      const tools = await listAllTools(client, this.config.timeoutMs);
+      if (this.#closed || client !== this.#client) return;
+      this.#setListing(tools);
+      this.state = "connected";
+      this.lastError = undefined;
+      this.#connectedAt = Date.now();
+      this.#log.info({ transport: this.transport, tools: tools.map((t) => t.name) }, "MCP server connected");
+    } catch (err) {
+      const reason = this.#stderrTail.length ? `${describe(err)} (${this.#stderrTail.at(-1)})` : describe(err);
+      if (client === this.#client) this.#client = undefined;
+      await client.close().catch(() => undefined);
+      if (!this.#closed) this.#fail(reason);
+    }
+  }
+
+  #createTransport(): Transport {
+    const config = this.config;
+    if (!isStdioServer(config)) {
+      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+    }
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: config.env,
+      cwd: config.cwd,
+      stderr: "pipe",
+    });
+    // Kept for the failure reason: a server that dies usually says why on stderr.
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        const trimmed = scrubSecrets(line.trim()).slice(0, 300);
+        if (!trimmed) continue;
+        this.#stderrTail.push(trimmed);
+        if (this.#stderrTail.length > STDERR_LINES_KEPT) this.#stderrTail.shift();
+        this.#log.debug({ stderr: trimmed }, "MCP server stderr");
+      }
+    });
+    return transport;
+  }
+
+  /** A connected server went away (process exit, closed stream, network failure). */
+  #lost(client: Client, reason: string): void {
+    if (this.#closed || client !== this.#client || this.state !== "connected") return;
+    this.#client = undefined;
+    void client.close().catch(() => undefined);
+    // A server that stayed up a while earns a fresh, short backoff; one that keeps dying does not.
+    if (Date.now() - this.#connectedAt > this.#backoff.maxMs) this.#failures = 0;
+    this.#fail(reason);
+  }
+
+  #fail(reason: string): void {
+    this.state = "failed";
+    this.lastError = reason;
+    const delay = Math.min(this.#backoff.maxMs, this.#backoff.initialMs * 2 ** this.#failures);
+    this.#failures += 1;
+    this.#log.warn({ transport: this.transport, error: reason, retryInMs: delay }, "MCP server unavailable");
+    this.#retryTimer = setTimeout(() => void this.connect(), delay);
+    this.#retryTimer.unref();
+  }
+
+  #setListing(tools: McpToolListing[]): void {
+    this.listing = tools;
+    this.onListingChanged?.();
+  }
+
+  #exitReason(): string {
+    const last = this.#stderrTail.at(-1);
+    const what = this.transport === "stdio" ? "the server process exited" : "the connection closed";
+    return last ? `${what} (${last})` : what;
+  }
+}
+
+async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolListing[]> {
+  const tools: McpToolListing[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+    tools.push(...page.tools.map(toListing));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+function toListing(tool: { name: string; description?: string; inputSchema: object }): McpToolListing {
+  return { name: tool.name, description: tool.description, inputSchema: { ...tool.inputSchema } };
+}
+
+/** Errors that mean the transport is gone, as opposed to the server rejecting one call. */
+function isConnectionLoss(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  return true;
+}
+
+function describe(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return scrubSecrets(message.replace(/^MCP error -?\d+: /, ""));
+}
+
+function failure(error: string): ToolResult {
+  return { success: false, output: "", error };
+}

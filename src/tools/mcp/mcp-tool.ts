@@ -1,0 +1,51 @@
+/**
+ * Wraps one tool an MCP server lists as a Gatehouse Tool: named `<server>__<tool>`, owned by
+ * `mcp:<server>`, offered to the model with the server's own JSON schema, and with a risk
+ * taken from config (the server's own hints are not trusted for approval decisions).
+ */
+import { z } from "zod";
+import type { AnyTool, ToolRisk } from "../tool.ts";
+import type { McpServerConnection, McpToolListing } from "./connection.ts";
+
+/** Separates server and tool in an MCP tool's name. */
+export const MCP_NAME_SEPARATOR = "__";
+
+/** OpenAI-compatible endpoints accept function names of at most 64 characters from this set. */
+const MODEL_NAME_LIMIT = 64;
+
+/** The name the model sees for tool `tool` of server `server`. */
+export function mcpToolName(server: string, tool: string): string {
+  return `${server}${MCP_NAME_SEPARATOR}${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, MODEL_NAME_LIMIT);
+}
+
+/** True for tools that come from an MCP server. */
+export function isMcpTool(tool: AnyTool): boolean {
+  return tool.owner.startsWith("mcp:");
+}
+
+// Arguments are checked by the server against its own schema; this only insists on an object.
+const mcpArguments = z.looseObject({});
+
+/** Builds the Tool for one listed MCP tool; calls go through `connection`. */
+export function createMcpTool(connection: McpServerConnection, listing: McpToolListing): AnyTool {
+  const config = connection.config;
+  const name = mcpToolName(connection.name, listing.name);
+  // Either spelling is accepted: the server's tool name or the name the model sees.
+  const readOnly = config.readOnly || config.readOnlyTools.includes(listing.name) || config.readOnlyTools.includes(name);
+  const risk: ToolRisk = readOnly ? "read" : "write";
+  return {
+    name,
+    description: listing.description?.trim() || `Tool ${listing.name} of MCP server ${connection.name}.`,
+    parameters: mcpArguments,
+    jsonSchema: { type: "object", ...listing.inputSchema },
+    risk,
+    owner: `mcp:${connection.name}`,
+    hint: (args: Record<string, unknown>) => shortHint(args),
+    execute: (args: Record<string, unknown>, ctx) => connection.call(listing.name, args ?? {}, ctx.signal),
+  };
+}
+
+function shortHint(args: Record<string, unknown>): string {
+  const text = JSON.stringify(args ?? {});
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

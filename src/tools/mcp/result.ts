@@ -1,0 +1,82 @@
+/**
+ * Turns an MCP `tools/call` result into the text a Gatehouse tool result carries: text blocks
+ * as they are, structured content as JSON (unless a text block already says the same), and
+ * binary content as short references the model can read without the bytes.
+ */
+import type { ToolResult } from "../tool.ts";
+
+/** The parts of an MCP call result this converter reads (a loose view of the SDK's type). */
+export interface McpCallResult {
+  content?: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  /** Results from servers on the 2024-10-07 protocol. */
+  toolResult?: unknown;
+}
+
+interface ContentBlock {
+  type?: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  uri?: string;
+  name?: string;
+  resource?: { uri?: string; mimeType?: string; text?: string; blob?: string };
+}
+
+/** Converts one MCP call result to a ToolResult; `isError` results become failures. */
+export function toToolResult(result: McpCallResult): ToolResult {
+  const parts: string[] = [];
+  const blocks = (result.content ?? []) as ContentBlock[];
+  for (const block of blocks) parts.push(describeBlock(block));
+  if (result.structuredContent !== undefined && !alreadyInText(result.structuredContent, blocks)) {
+    parts.push(JSON.stringify(result.structuredContent, null, 2));
+  }
+  if (result.toolResult !== undefined && blocks.length === 0) parts.push(stringify(result.toolResult));
+  const text = parts.filter((p) => p.length > 0).join("\n");
+  if (result.isError) return { success: false, output: text, error: text || "the tool reported an error without a message" };
+  return { success: true, output: text };
+}
+
+function describeBlock(block: ContentBlock): string {
+  switch (block.type) {
+    case "text":
+      return block.text ?? "";
+    case "image":
+    case "audio":
+      return `[${block.type}: ${block.mimeType ?? "unknown type"}, ${base64Bytes(block.data ?? "")} bytes]`;
+    case "resource_link":
+      return `[resource: ${block.uri ?? "?"}]`;
+    case "resource": {
+      const r = block.resource ?? {};
+      const ref = `[resource: ${r.uri ?? "?"}]`;
+      return typeof r.text === "string" ? `${ref}\n${r.text}` : ref;
+    }
+    default:
+      return `[${block.type ?? "unknown"} content]`;
+  }
+}
+
+/** Size of the decoded bytes, without decoding them. */
+function base64Bytes(data: string): number {
+  const clean = data.replace(/\s/g, "");
+  const padding = clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
+}
+
+/** Servers are asked to repeat structured content as JSON text; do not show it twice. */
+function alreadyInText(structured: unknown, blocks: ContentBlock[]): boolean {
+  const wanted = JSON.stringify(structured);
+  return blocks.some((b) => {
+    if (b.type !== "text" || typeof b.text !== "string") return false;
+    try {
+      return JSON.stringify(JSON.parse(b.text)) === wanted;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function stringify(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}

@@ -1,0 +1,70 @@
+/**
+ * The `mcp` section of the config file: which MCP servers to connect to, how their tools are
+ * offered (all at once, or deferred behind `tool_search`), and the filter groups that decide
+ * which MCP tools a turn may see.
+ */
+import { z } from "zod";
+
+/** Server names become tool-name prefixes (`<server>__<tool>`), so they must be model-safe. */
+const ServerName = z
+  .string()
+  .regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/, "use letters, digits, '-' and single '_' (the tool separator is '__')")
+  .max(32);
+
+/** Settings every MCP server has, whatever its transport. */
+const CommonServerFields = {
+  /** How long one tool call may take before it fails. */
+  timeoutMs: z.number().int().positive().default(30_000),
+  /** Every tool of this server only reads: risk "read" instead of the default "write". */
+  readOnly: z.boolean().default(false),
+  /** MCP tool names (as the server names them) that only read. */
+  readOnlyTools: z.array(z.string()).default([]),
+  /** Connect on first use instead of at boot. */
+  lazy: z.boolean().default(false),
+};
+
+/** A server the bot starts as a child process and talks to over stdin/stdout. */
+export const StdioServerSchema = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+  ...CommonServerFields,
+});
+
+/** A server reached over Streamable HTTP. */
+export const HttpServerSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }),
+  headers: z.record(z.string(), z.string()).optional(),
+  ...CommonServerFields,
+});
+
+/** One MCP server entry: stdio when it has `command`, HTTP when it has `url`. */
+export const McpServerSchema = z.union([StdioServerSchema, HttpServerSchema]);
+
+/** Decides which MCP tools a turn may see: `always` every turn, `dynamic` when the message has a keyword. */
+export const FilterGroupSchema = z.strictObject({
+  mode: z.enum(["always", "dynamic"]),
+  /** Globs over tool names (`github__*`) or ids (`mcp:github__*`); `*` matches anything. */
+  tools: z.array(z.string().min(1)).min(1),
+  keywords: z.array(z.string().min(1)).default([]),
+});
+
+/** The whole `mcp` config section, with defaults filled in. */
+export const McpConfigSchema = z.strictObject({
+  servers: z.record(ServerName, McpServerSchema).default({}),
+  /** Offer only MCP tool names plus `tool_search` until the model activates tools. */
+  deferred: z.boolean().default(false),
+  filterGroups: z.array(FilterGroupSchema).default([]),
+});
+
+export type McpConfig = z.infer<typeof McpConfigSchema>;
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+export type StdioServerConfig = z.infer<typeof StdioServerSchema>;
+export type HttpServerConfig = z.infer<typeof HttpServerSchema>;
+export type FilterGroup = z.infer<typeof FilterGroupSchema>;
+
+/** True when the server is started as a child process. */
+export function isStdioServer(server: McpServerConfig): server is StdioServerConfig {
+  return "command" in server;
+}
