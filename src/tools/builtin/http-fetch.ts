@@ -1,0 +1,153 @@
+/**
+ * `http_fetch`: GETs a public web page or API and returns status, content type and body
+ * text. The destination is checked before every request (redirects included), so the model
+ * cannot reach the bot's own network unless the operator allows it; time and body size are
+ * bounded, and a body is streamed only up to the limit.
+ */
+import { z } from "zod";
+import type { Tool } from "../tool.ts";
+import { failed, succeeded } from "../result.ts";
+import { BlockedDestinationError, checkDestination, type NetworkGuardOptions } from "../network-guard.ts";
+
+/** Options of `http_fetch`: what it may reach, and how long and how much it may read. */
+export interface HttpFetchOptions extends NetworkGuardOptions {
+  /** The whole request, body included, must finish within this (default 15 s). */
+  timeoutMs?: number;
+  /** The most body bytes returned (default 512 KB); the rest is not downloaded. */
+  maxBytes?: number;
+  /** Redirects followed, each checked like the first URL (default 5). */
+  maxRedirects?: number;
+  userAgent?: string;
+}
+
+const parameters = z.object({
+  url: z.string().min(1).describe("http or https URL to GET"),
+});
+
+/** Arguments of `http_fetch`. */
+export type HttpFetchArgs = z.infer<typeof parameters>;
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const BINARY_TYPES = /^(image|audio|video|font)\/|^application\/(octet-stream|zip|gzip|x-tar|pdf|x-7z|wasm)/i;
+
+/** Creates the `http_fetch` tool. */
+export function httpFetchTool(options: HttpFetchOptions = {}): Tool<HttpFetchArgs> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const maxBytes = options.maxBytes ?? 512 * 1024;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const userAgent = options.userAgent ?? "Gatehouse-bot/0.1 (+http_fetch)";
+  return {
+    name: "http_fetch",
+    description: `Fetches a public http(s) URL with GET and returns the status, content type and body text (at most ${Math.round(maxBytes / 1024)} KB).`,
+    parameters,
+    risk: "read",
+    owner: "builtin",
+    hint: (args) => shorten(displayUrl(args.url), 80),
+    async execute(args, ctx) {
+      let url: URL;
+      try {
+        url = new URL(args.url);
+      } catch {
+        return failed(`not a valid URL: ${displayUrl(args.url)} (expected something like https://example.com/page)`);
+      }
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = AbortSignal.any([ctx.signal, timeout]);
+      try {
+        for (let hops = 0; ; hops++) {
+          await checkDestination(url, options);
+          const response = await fetch(url, {
+            method: "GET",
+            redirect: "manual",
+            signal,
+            headers: { "user-agent": userAgent, accept: "text/html, application/json, text/*;q=0.9, */*;q=0.5" },
+          });
+          const location = response.headers.get("location");
+          if (REDIRECTS.has(response.status) && location) {
+            await response.body?.cancel();
+            if (hops >= maxRedirects) return failed(`stopped after ${maxRedirects} redirects at ${displayUrl(url.href)}`);
+            url = new URL(location, url);
+            continue;
+          }
+          return await describeResponse(response, url, maxBytes);
+        }
+      } catch (err) {
+        if (err instanceof BlockedDestinationError) return failed(err.message);
+        if (timeout.aborted) return failed(`timed out after ${timeoutMs} ms fetching ${displayUrl(url.href)}`);
+        if (ctx.signal.aborted) return failed(`cancelled while fetching ${displayUrl(url.href)}`);
+        return failed(`could not fetch ${displayUrl(url.href)}: ${networkReason(err)}`);
+      }
+    },
+  };
+}
+
+async function describeResponse(response: Response, url: URL, maxBytes: number) {
+  const type = response.headers.get("content-type") ?? "(none)";
+  const head = `GET ${displayUrl(url.href)} → ${response.status} ${response.statusText}\ncontent-type: ${type}\n\n`;
+  let body: string;
+  if (BINARY_TYPES.test(type)) {
+    await response.body?.cancel();
+    body = `(binary body not shown${response.headers.get("content-length") ? `, ${response.headers.get("content-length")} bytes` : ""})`;
+  } else {
+    const { bytes, cut } = await readCapped(response, maxBytes);
+    body = new TextDecoder(charsetOf(type)).decode(bytes);
+    if (cut) body += `\n[body cut at ${maxBytes} bytes]`;
+  }
+  const output = head + body;
+  if (response.status >= 400) return failed(`HTTP ${response.status} ${response.statusText}`.trim(), output);
+  return succeeded(output);
+}
+
+/** Reads the body up to `maxBytes`, then stops the download. */
+async function readCapped(response: Response, maxBytes: number): Promise<{ bytes: Uint8Array; cut: boolean }> {
+  if (!response.body) return { bytes: new Uint8Array(), cut: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let cut = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (total + value.byteLength > maxBytes) {
+      chunks.push(value.subarray(0, maxBytes - total));
+      total = maxBytes;
+      cut = true;
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  return { bytes: Buffer.concat(chunks, total), cut };
+}
+
+function charsetOf(contentType: string): string {
+  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1];
+  if (!charset) return "utf-8";
+  try {
+    new TextDecoder(charset);
+    return charset;
+  } catch {
+    return "utf-8";
+  }
+}
+
+/** The URL without user name or password, so credentials never reach a message. */
+function displayUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    url.username = "";
+    url.password = "";
+    return url.href;
+  } catch {
+    return raw.replace(/\/\/[^/@]*@/, "//");
+  }
+}
+
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+}

@@ -1,0 +1,137 @@
+/**
+ * `shell`: runs a command with `/bin/sh -c` in the workspace. The command gets a clean
+ * environment (no tokens or keys of the bot), runs in its own process group so a timeout or
+ * a cancelled turn kills everything it started, and its output is capped head and tail.
+ */
+import { spawn } from "node:child_process";
+import { z } from "zod";
+import type { Tool, ToolResult } from "../tool.ts";
+import { failed, succeeded } from "../result.ts";
+import { HeadTailBuffer } from "../output-cap.ts";
+import { workspaceFor, workspaceRoot } from "../workspace-path.ts";
+
+/** Options of `shell`. */
+export interface ShellOptions {
+  /** Used when the call's context names no workspace. */
+  workspace?: string;
+  /** Default time a command may run (default 60 s). */
+  timeoutMs?: number;
+  /** The longest time a call may ask for (default 10 min). */
+  maxTimeoutMs?: number;
+  /** The most output characters returned, head and tail (default 30,000). */
+  maxOutputChars?: number;
+  /** PATH for commands; the bot's own PATH by default. */
+  path?: string;
+}
+
+const parameters = z.object({
+  command: z.string().min(1).describe("the command line, run by /bin/sh -c in the workspace folder"),
+  timeoutSeconds: z.number().positive().optional().describe("how long the command may run before it is killed"),
+});
+
+/** Arguments of `shell`. */
+export type ShellArgs = z.infer<typeof parameters>;
+
+/** Variable names never handed to a command, even if a future option adds variables. */
+export const SECRET_ENV_NAME = /TOKEN|KEY|SECRET|PASSWORD/i;
+
+/** The only environment a command sees: PATH, HOME (the workspace), LANG and TERM. */
+export function commandEnvironment(workspace: string, pathVar?: string): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: pathVar ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: workspace,
+    LANG: process.env.LANG ?? "C.UTF-8",
+    TERM: "dumb",
+  };
+  for (const name of Object.keys(env)) if (SECRET_ENV_NAME.test(name)) delete env[name];
+  return env;
+}
+
+/** Creates the `shell` tool. */
+export function shellTool(options: ShellOptions = {}): Tool<ShellArgs> {
+  const defaultTimeout = options.timeoutMs ?? 60_000;
+  const maxTimeout = options.maxTimeoutMs ?? 600_000;
+  const maxOutput = options.maxOutputChars ?? 30_000;
+  return {
+    name: "shell",
+    description: `Runs a shell command (/bin/sh -c) in the workspace folder and returns its combined output and exit code. Killed after ${Math.round(defaultTimeout / 1000)} s unless timeoutSeconds says otherwise.`,
+    parameters,
+    risk: "exec",
+    owner: "builtin",
+    hint: (args) => (args.command.length > 60 ? `${args.command.slice(0, 59)}…` : args.command).replace(/\s+/g, " "),
+    async execute(args, ctx) {
+      if (ctx.signal.aborted) return failed("cancelled before the command started");
+      const cwd = await workspaceRoot(workspaceFor(ctx, options.workspace));
+      const timeoutMs = Math.min(args.timeoutSeconds !== undefined ? args.timeoutSeconds * 1000 : defaultTimeout, maxTimeout);
+      return runCommand(args.command, { cwd, env: commandEnvironment(cwd, options.path), timeoutMs, maxOutput, signal: ctx.signal });
+    },
+  };
+}
+
+interface RunOptions {
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  maxOutput: number;
+  signal: AbortSignal;
+}
+
+/** After the group is killed, output still buffered in pipes gets this long to arrive. */
+const DRAIN_MS = 500;
+
+function runCommand(command: string, run: RunOptions): Promise<ToolResult> {
+  return new Promise((resolve) => {
+    const output = new HeadTailBuffer(run.maxOutput);
+    const child = spawn("/bin/sh", ["-c", command], {
+      cwd: run.cwd,
+      env: run.env,
+      detached: true, // its own process group, so kill(-pid) reaches every descendant
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stopped: "timeout" | "cancelled" | undefined;
+    let settled = false;
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    const stop = (why: "timeout" | "cancelled") => {
+      stopped ??= why;
+      killGroup();
+      // A descendant that left the group could hold the pipes open; do not wait for it.
+      setTimeout(() => finish(null, "SIGKILL"), DRAIN_MS).unref();
+    };
+    const timer = setTimeout(() => stop("timeout"), run.timeoutMs);
+    const onAbort = () => stop("cancelled");
+    run.signal.addEventListener("abort", onAbort, { once: true });
+
+    child.stdout.setEncoding("utf8").on("data", (s: string) => output.push(s));
+    child.stderr.setEncoding("utf8").on("data", (s: string) => output.push(s));
+
+    const finish = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      run.signal.removeEventListener("abort", onAbort);
+      killGroup(); // leftovers running in the background must not outlive the call
+      const text = output.toString();
+      if (spawnError) return resolve(failed(`could not start /bin/sh: ${spawnError.message}`));
+      if (stopped === "timeout") {
+        return resolve(failed(`timed out after ${run.timeoutMs / 1000} s; the command was killed`, withStatus(text, "killed: timeout")));
+      }
+      if (stopped === "cancelled") return resolve(failed("cancelled; the command was killed", withStatus(text, "killed: cancelled")));
+      if (code === 0) return resolve(succeeded(withStatus(text, "exit code 0")));
+      const status = code === null ? `killed by ${signal}` : `exit code ${code}`;
+      resolve(failed(status, withStatus(text, status)));
+    };
+    child.on("error", (err) => finish(null, null, err));
+    child.on("close", (code, signal) => finish(code, signal));
+  });
+}
+
+function withStatus(text: string, status: string): string {
+  const body = text.replace(/\n$/, "");
+  return body ? `${body}\n[${status}]` : `[${status}]`;
+}
