@@ -124,6 +124,11 @@ export function schemaVersionOf(db: DatabaseSync): number {
   return row?.user_version ?? 0;
 }
 
+/** Throws StoreVersionError when the database was written by a newer Gatehouse; changes nothing. */
+export function assertSchemaNotNewer(db: DatabaseSync, location: string): void {
+  refuseNewer(schemaVersionOf(db), location);
+}
+
 /**
  * Brings the database up to SCHEMA_VERSION, one transaction per migration, and returns the
  * version it started from. `location` only names the database in error messages.

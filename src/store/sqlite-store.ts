@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { ChatMessage } from "../model/types.ts";
 import { decodeMessage, encodeMessage } from "./message-codec.ts";
-import { migrate } from "./migrations.ts";
+import { assertSchemaNotNewer, migrate, StoreVersionError } from "./migrations.ts";
 import {
   approvalFromRow, approvalParams, auditFromRow, auditParams, receiptFromRow, receiptParams,
   type ApprovalRow, type AuditRow, type ReceiptRow,
@@ -38,11 +38,15 @@ const SEEN_PURGE_INTERVAL_MS = 60_000;
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const location = "dataDir" in options ? createDataFile(options.dataDir) : ":memory:";
-  const db = new DatabaseSync(location, {
-    timeout: options.busyTimeoutMs ?? 5_000,
-    enableForeignKeyConstraints: true,
-  });
+  let db: DatabaseSync;
   try {
+    db = new DatabaseSync(location, { timeout: options.busyTimeoutMs ?? 5_000, enableForeignKeyConstraints: true });
+  } catch (err) {
+    throw cannotOpen(location, err);
+  }
+  try {
+    // Checked before any pragma so that a newer Gatehouse's database is left exactly as it was.
+    assertSchemaNotNewer(db, location);
     if (location !== ":memory:") chmodSync(location, 0o600);
     db.exec("PRAGMA journal_mode = WAL");
     // NORMAL is durable across process crashes in WAL mode; only a power cut can lose the last commits.
@@ -52,8 +56,13 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     return new SqliteStore(db, prepareStatements(db), options.now ?? Date.now);
   } catch (err) {
     db.close();
-    throw err;
+    throw err instanceof StoreVersionError ? err : cannotOpen(location, err);
   }
+}
+
+function cannotOpen(location: string, cause: unknown): Error {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new Error(`Cannot open the Gatehouse store at ${location}: ${reason}`, { cause });
 }
 
 function createDataFile(dataDir: string): string {
