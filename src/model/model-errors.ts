@@ -1,0 +1,88 @@
+/**
+ * Turns whatever went wrong during a model request (an `openai` SDK error, a malformed body,
+ * a timer or a cancellation) into a ModelError whose message tells a person what to do.
+ * No message carries the API key: server text is scrubbed and cut short.
+ */
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  AuthenticationError,
+  OpenAIError,
+  PermissionDeniedError,
+  RateLimitError,
+} from "openai";
+import { z } from "zod";
+import { scrubSecrets } from "../observe/scrub.ts";
+import { ModelError } from "./types.ts";
+
+/** What the caller knew when the request failed. */
+export interface FailureContext {
+  baseURL: string;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+  /** The caller cancelled the request. */
+  aborted: boolean;
+  /** Our own stream-idle timer gave up waiting. */
+  idleTimedOut: boolean;
+}
+
+/** Maps a failure to a ModelError; errors that are not about the model endpoint are rethrown as is. */
+export function toModelError(error: unknown, ctx: FailureContext): ModelError {
+  if (error instanceof ModelError) return error;
+  if (ctx.aborted) return new ModelError("aborted", "the request to the model was cancelled");
+  const seconds = Math.round(ctx.timeoutMs / 100) / 10;
+  const timeout = new ModelError("timeout", `the model endpoint did not answer within ${seconds} s`);
+  if (ctx.idleTimedOut || error instanceof APIConnectionTimeoutError) return timeout;
+  if (error instanceof APIUserAbortError) return new ModelError("aborted", "the request to the model was cancelled");
+  if (error instanceof APIConnectionError) {
+    return new ModelError(
+      "unreachable",
+      `cannot reach the model endpoint at ${ctx.baseURL}; is the server running? set OPENAI_BASE_URL to the address of an OpenAI-compatible server (for example http://127.0.0.1:8000/v1)`,
+    );
+  }
+  if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
+    return new ModelError("auth", `the model endpoint at ${ctx.baseURL} refused the API key (${error.status}); check OPENAI_API_KEY`);
+  }
+  if (error instanceof RateLimitError) {
+    return new ModelError("rate_limited", `the model endpoint is rate limiting requests (429) and ${retries(ctx)} did not help; try again in a moment`);
+  }
+  if (error instanceof APIError) {
+    const said = serverText(error);
+    if (error.status === undefined) return new ModelError("server", `the model endpoint reported an error mid-answer: ${said}`);
+    if (error.status >= 500) {
+      return new ModelError("server", `the model endpoint failed with ${error.status} (${retries(ctx)}): ${said}`);
+    }
+    if (error.status === 404) {
+      return new ModelError("server", `the model endpoint answered 404 for model "${ctx.model}": ${said}; check GATEHOUSE_MODEL and OPENAI_BASE_URL`);
+    }
+    return new ModelError("server", `the model endpoint rejected the request (${error.status}): ${said}`);
+  }
+  if (error instanceof SyntaxError || error instanceof z.ZodError || error instanceof OpenAIError) {
+    return badResponse(ctx);
+  }
+  throw error;
+}
+
+/** The error for a 200 answer that is not a chat completion. */
+export function badResponse(ctx: Pick<FailureContext, "baseURL">): ModelError {
+  return new ModelError("bad_response", `the model endpoint at ${ctx.baseURL} sent something that is not a chat completion; is OPENAI_BASE_URL pointing at an OpenAI-compatible /v1 API?`);
+}
+
+/** True for a 400 saying the server cannot take the `tools` parameter (no native tool calling). */
+export function isToolsUnsupported(error: unknown): boolean {
+  if (!(error instanceof APIError) || error.status !== 400) return false;
+  return /\b(tools?|tool_choice|functions?|function[ _]call(ing|s)?)\b/i.test(error.message);
+}
+
+function retries(ctx: FailureContext): string {
+  return ctx.maxRetries === 1 ? "1 retry" : `${ctx.maxRetries} retries`;
+}
+
+function serverText(error: APIError): string {
+  const text = error.message.replace(/^\d{3}\s+/, "");
+  const short = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  return scrubSecrets(short);
+}

@@ -1,0 +1,64 @@
+/**
+ * The request rules the real Chat Completions endpoint enforces and a client can break:
+ * a missing model or messages, a tool result that answers no call, a call left unanswered,
+ * a badly named tool. Returns the API's own error message, or null when the body is fine.
+ */
+
+/** A chat completions request body as received (only the fields the emulator looks at are typed). */
+export interface ChatRequestBody {
+  model?: unknown;
+  messages?: unknown;
+  tools?: unknown;
+  stream?: unknown;
+  [key: string]: unknown;
+}
+
+interface LooseMessage {
+  role?: unknown;
+  content?: unknown;
+  tool_calls?: Array<{ id?: unknown; function?: { name?: unknown } }>;
+  tool_call_id?: unknown;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Returns why the real API would answer 400 to this body, or null. */
+export function requestProblem(body: ChatRequestBody): string | null {
+  if (typeof body.model !== "string" || !body.model) return "you must provide a model parameter";
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.";
+  }
+  const messages = body.messages as LooseMessage[];
+  let open = new Set<string>();
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (!["system", "developer", "user", "assistant", "tool"].includes(String(m?.role))) {
+      return `Invalid value: '${String(m?.role)}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'function', and 'developer'.`;
+    }
+    if (m.role === "tool") {
+      if (!open.has(String(m.tool_call_id))) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      }
+      open.delete(String(m.tool_call_id));
+      continue;
+    }
+    if (open.size) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(", ")}`;
+    }
+    open = new Set((m.role === "assistant" ? (m.tool_calls ?? []) : []).map((c) => String(c.id)));
+  }
+  if (open.size) {
+    return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(", ")}`;
+  }
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return "Invalid type for 'tools': expected an array.";
+    if (body.tools.length === 0) return "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.";
+    for (const [i, t] of (body.tools as Array<{ function?: { name?: unknown } }>).entries()) {
+      const name = t?.function?.name;
+      if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+        return `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+      }
+    }
+  }
+  return null;
+}

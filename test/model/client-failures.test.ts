@@ -1,0 +1,134 @@
+import { createServer } from "node:net";
+import { Writable } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
+import { createModelClient, type ModelClientOptions } from "../../src/model/openai-client.ts";
+import { ModelError, type ChatMessage } from "../../src/model/types.ts";
+import { createLogger, silentLogger } from "../../src/observe/logger.ts";
+
+const ASK: ChatMessage[] = [{ role: "user", content: "hello" }];
+const KEY = "sk-live-0123456789abcdefghij";
+
+let emulator: OpenAIEmulator;
+beforeEach(async () => {
+  emulator = await startOpenAIEmulator();
+});
+afterEach(async () => {
+  await emulator.close();
+});
+
+function client(overrides: Partial<ModelClientOptions> = {}) {
+  return createModelClient({ baseURL: emulator.baseURL, model: "test-model", toolProtocol: "native", timeoutMs: 2_000, maxRetries: 0, log: silentLogger(), ...overrides });
+}
+
+async function failure(promise: Promise<unknown>): Promise<ModelError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ModelError);
+  return error as ModelError;
+}
+
+describe("model client failures", () => {
+  it("waits out a 429 with retry-after and then succeeds", async () => {
+    emulator.script({ status: 429, retryAfter: 1 }, { text: "made it" });
+    const started = Date.now();
+    const reply = await client({ maxRetries: 2 }).complete({ messages: ASK });
+    expect(reply.text).toBe("made it");
+    expect(emulator.requests).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it("retries a 500 and, when it keeps failing, says the endpoint failed", async () => {
+    emulator.script({ status: 500 }, { status: 500 });
+    const error = await failure(client({ maxRetries: 1 }).complete({ messages: ASK }));
+    expect(emulator.requests).toHaveLength(2);
+    expect(error.kind).toBe("server");
+    expect(error.message).toMatch(/^the model endpoint failed with 500 \(1 retry\)/);
+  });
+
+  it("reports a rate limit that outlasts the retries", async () => {
+    emulator.script({ status: 429 });
+    const error = await failure(client().complete({ messages: ASK }));
+    expect(error.kind).toBe("rate_limited");
+  });
+
+  for (const stream of [true, false]) {
+    it(`gives up on an endpoint that never answers (${stream ? "streamed" : "whole"})`, async () => {
+      emulator.script({ hang: true });
+      const started = Date.now();
+      const error = await failure(client({ timeoutMs: 300, stream }).complete({ messages: ASK }));
+      expect(error.kind).toBe("timeout");
+      expect(error.message).toBe("the model endpoint did not answer within 0.3 s");
+      expect(Date.now() - started).toBeLessThan(2_000);
+    });
+  }
+
+  it("stops when the turn is cancelled", async () => {
+    emulator.script({ hang: true });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const error = await failure(client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal }));
+    expect(error.kind).toBe("aborted");
+  });
+
+  it("says where it tried and what to set when nothing listens there", async () => {
+    const port = await freePort();
+    const baseURL = `http://127.0.0.1:${port}/v1`;
+    const error = await failure(client({ baseURL }).complete({ messages: ASK }));
+    expect(error.kind).toBe("unreachable");
+    expect(error.message).toContain(`cannot reach the model endpoint at ${baseURL}`);
+    expect(error.message).toContain("OPENAI_BASE_URL");
+  });
+
+  it("asks to check OPENAI_API_KEY on a 401, without ever showing the key", async () => {
+    await emulator.close();
+    emulator = await startOpenAIEmulator({ apiKey: "the-right-key" });
+    const lines: string[] = [];
+    const log = createLogger({ level: "debug", destinations: [sink(lines)] });
+    const error = await failure(client({ apiKey: KEY, log }).complete({ messages: ASK }));
+    expect(error.kind).toBe("auth");
+    expect(error.message).toContain("check OPENAI_API_KEY");
+    expect(error.message).not.toContain(KEY);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join("\n")).not.toContain(KEY);
+  });
+
+  for (const stream of [true, false]) {
+    it(`rejects a 200 that is not a completion (${stream ? "streamed" : "whole"})`, async () => {
+      emulator.script({ garbage: true });
+      const error = await failure(client({ stream }).complete({ messages: ASK }));
+      expect(error.kind).toBe("bad_response");
+      expect(error.message).toContain("not a chat completion");
+    });
+  }
+
+  it("rejects JSON that is not shaped like a completion", async () => {
+    emulator.script({ garbage: true, contentType: "application/json", body: '{"result":"ok"}' });
+    const error = await failure(client({ stream: false }).complete({ messages: ASK }));
+    expect(error.kind).toBe("bad_response");
+  });
+
+  it("does not fall back to text outside auto mode", async () => {
+    emulator.script({ status: 400, message: "tools are not supported by this model" });
+    const error = await failure(client().complete({ messages: ASK, tools: [{ name: "t", description: "", parameters: {} }] }));
+    expect(error.kind).toBe("server");
+    expect(error.message).toContain("rejected the request (400): tools are not supported by this model");
+    expect(emulator.requests).toHaveLength(1);
+  });
+});
+
+function sink(lines: string[]) {
+  return new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
