@@ -115,7 +115,7 @@ class SqliteStore implements Store {
     return rows.map((r) => ({ key: r.key, createdAt: r.created_at, updatedAt: r.updated_at, messageCount: r.message_count }));
   }
 
-  async markSeen(channel: string, eventId: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+  async markSeen(channel: string, eventId: string, ttlMs: number, now = this.#now()): Promise<boolean> {
     if (now - this.#lastSeenPurge >= SEEN_PURGE_INTERVAL_MS || now < this.#lastSeenPurge) {
       this.#q.purgeSeen.run({ now });
       this.#lastSeenPurge = now;
