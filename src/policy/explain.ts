@@ -1,0 +1,62 @@
+/**
+ * `gatehouse explain`: for one sender (and optionally one conversation), every tool with
+ * whether it is offered, what approval it needs and which rule decided.
+ */
+import type { ApprovalConfig, ToolPolicyConfig } from "./schema.ts";
+import {
+  approvalRequirement,
+  toolAvailability,
+  type ApprovalRequirement,
+  type PolicySubject,
+  type ToolDescriptor,
+} from "./tool-policy.ts";
+
+/** One tool's line in the explanation. */
+export interface ExplainRow {
+  tool: string;
+  owner: string;
+  offered: boolean;
+  /** Absent when the tool is not offered. */
+  approval?: ApprovalRequirement;
+  /** The deciding rules: availability, then (when offered) approval. */
+  rule: string;
+}
+
+/**
+ * Explains the policy for `subject` over `descriptors`. `remembered` holds the names of tools
+ * someone answered "always" for in the subject's scope.
+ */
+export function explainPolicy(
+  tools: ToolPolicyConfig,
+  approval: ApprovalConfig,
+  descriptors: readonly ToolDescriptor[],
+  subject: PolicySubject,
+  remembered: ReadonlySet<string> = new Set(),
+): ExplainRow[] {
+  return [...descriptors]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((tool) => {
+      const availability = toolAvailability(tools, approval, tool, subject);
+      if (!availability.offered) return { tool: tool.name, owner: tool.owner, offered: false, rule: availability.rule };
+      const decision = approvalRequirement(approval, tool, subject, remembered.has(tool.name));
+      return {
+        tool: tool.name,
+        owner: tool.owner,
+        offered: true,
+        approval: decision.requirement,
+        rule: `${availability.rule}; ${decision.rule}`,
+      };
+    });
+}
+
+/** Formats rows as an aligned plain-text table: tool, offered, approval, rule. */
+export function formatExplain(rows: readonly ExplainRow[]): string {
+  const table = [
+    ["TOOL", "OFFERED", "APPROVAL", "RULE"],
+    ...rows.map((r) => [r.tool, r.offered ? "yes" : "no", r.approval ?? "-", r.rule]),
+  ];
+  const widths = [0, 1, 2].map((col) => Math.max(...table.map((cells) => cells[col].length)));
+  return table
+    .map((cells) => cells.map((cell, col) => (col < 3 ? cell.padEnd(widths[col]) : cell)).join("  "))
+    .join("\n");
+}

@@ -1,0 +1,184 @@
+/**
+ * Tool-call hooks: code (and config-declared built-ins) that sees every call before it runs
+ * and every result after. Before a call, handlers run by priority (higher first, ties in
+ * registration order) and every one of them runs:
+ * - a block is sticky: a later handler cannot undo it;
+ * - rewritten params replace the current ones (last writer wins) ...
+ * - ... until a handler requires approval: the first such handler wins and freezes the
+ *   params, so later rewrites are ignored (later handlers may still block);
+ * - a handler that throws blocks the call, naming the hook and its error.
+ */
+import type { Logger } from "pino";
+import type { ToolResult } from "../tools/tool.ts";
+import { silentLogger } from "../observe/logger.ts";
+import { canonicalJson } from "../observe/receipts.ts";
+import { firstMatchingPattern } from "./glob.ts";
+import type { HookConfig, HookEntry } from "./schema.ts";
+
+/** One tool call as hooks see it. */
+export interface ToolCallInfo {
+  callId: string;
+  tool: string;
+  /** `builtin` or `mcp:<server>`; lets config hooks match `mcp:<server>__*` patterns. */
+  owner?: string;
+  params: Record<string, unknown>;
+  sessionKey: string;
+  senderId: string;
+  channel: string;
+}
+
+/** What a before-call handler may ask for; returning nothing changes nothing. */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+  params?: Record<string, unknown>;
+  requireApproval?: boolean;
+  approvalReason?: string;
+}
+
+/** A handler run before a call. */
+export type BeforeToolCallHandler = (
+  call: ToolCallInfo,
+) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
+
+/** A finished call as after-call handlers see it. */
+export type AfterToolCallInfo = ToolCallInfo & { result: ToolResult; ms: number };
+
+/** A handler run after a call; its errors are logged and otherwise ignored. */
+export type AfterToolCallHandler = (call: AfterToolCallInfo) => void | Promise<void>;
+
+/** Registration options. */
+export interface HookOptions {
+  /** Higher runs first; default 0. */
+  priority?: number;
+}
+
+/** The outcome of the before-call hooks for one call. */
+export interface BeforeToolCallOutcome {
+  params: Record<string, unknown>;
+  blocked?: { by: string; reason: string };
+  approvalRequired?: { by: string; reason?: string };
+}
+
+interface Registered<H> {
+  name: string;
+  handler: H;
+  priority: number;
+  seq: number;
+}
+
+/** How many calls' adjusted params are kept for `adjustedParams`. */
+const REMEMBERED_CALLS = 1000;
+
+/** The hooks of one bot; the turn engine calls `runBefore` and `runAfter` for every call. */
+export class HookRegistry {
+  private readonly before: Registered<BeforeToolCallHandler>[] = [];
+  private readonly after: Registered<AfterToolCallHandler>[] = [];
+  private readonly adjusted = new Map<string, Record<string, unknown>>();
+  private readonly log: Logger;
+  private seq = 0;
+
+  constructor(options: { log?: Logger } = {}) {
+    this.log = options.log ?? silentLogger();
+  }
+
+  /** Registers a before-call handler; returns a function that removes it. */
+  onBeforeToolCall(name: string, handler: BeforeToolCallHandler, options: HookOptions = {}): () => void {
+    return this.add(this.before, name, handler, options);
+  }
+
+  /** Registers an after-call handler; returns a function that removes it. */
+  onAfterToolCall(name: string, handler: AfterToolCallHandler, options: HookOptions = {}): () => void {
+    return this.add(this.after, name, handler, options);
+  }
+
+  /** Runs every before-call handler for `call` and records the params it ends with. */
+  async runBefore(call: ToolCallInfo): Promise<BeforeToolCallOutcome> {
+    let params = call.params;
+    let blocked: BeforeToolCallOutcome["blocked"];
+    let approvalRequired: BeforeToolCallOutcome["approvalRequired"];
+
+    for (const hook of ordered(this.before)) {
+      let result: BeforeToolCallResult | void;
+      try {
+        // Each handler gets its own copy, so one cannot change the params behind the rules' back.
+        result = await hook.handler({ ...call, params: structuredClone(params) });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.log.warn({ hook: hook.name, tool: call.tool, callId: call.callId, err: message }, "before_tool_call hook failed");
+        blocked ??= { by: hook.name, reason: `hook "${hook.name}" failed: ${message}` };
+        continue;
+      }
+      if (!result) continue;
+      if (result.params && !approvalRequired) params = result.params;
+      if (result.block) blocked ??= { by: hook.name, reason: result.reason ?? `blocked by hook "${hook.name}"` };
+      if (result.requireApproval && !approvalRequired) {
+        approvalRequired = { by: hook.name, ...(result.approvalReason !== undefined && { reason: result.approvalReason }) };
+      }
+    }
+
+    this.remember(call.callId, params);
+    return { params, ...(blocked && { blocked }), ...(approvalRequired && { approvalRequired }) };
+  }
+
+  /** Runs every after-call handler; a failing handler is logged and never fails the call. */
+  async runAfter(call: AfterToolCallInfo): Promise<void> {
+    for (const hook of ordered(this.after)) {
+      try {
+        await hook.handler(call);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.log.warn({ hook: hook.name, tool: call.tool, callId: call.callId, err: message }, "after_tool_call hook failed");
+      }
+    }
+  }
+
+  /** The params the before-call hooks left for a call (undefined for unknown or long-gone calls). */
+  adjustedParams(callId: string): Record<string, unknown> | undefined {
+    return this.adjusted.get(callId);
+  }
+
+  private remember(callId: string, params: Record<string, unknown>): void {
+    this.adjusted.delete(callId);
+    this.adjusted.set(callId, params);
+    if (this.adjusted.size > REMEMBERED_CALLS) {
+      const oldest = this.adjusted.keys().next().value;
+      if (oldest !== undefined) this.adjusted.delete(oldest);
+    }
+  }
+
+  private add<H>(list: Registered<H>[], name: string, handler: H, options: HookOptions): () => void {
+    const entry: Registered<H> = { name, handler, priority: options.priority ?? 0, seq: this.seq++ };
+    list.push(entry);
+    return () => {
+      const at = list.indexOf(entry);
+      if (at >= 0) list.splice(at, 1);
+    };
+  }
+}
+
+function ordered<H>(list: Registered<H>[]): Registered<H>[] {
+  return [...list].sort((a, b) => b.priority - a.priority || a.seq - b.seq);
+}
+
+function appliesTo(entry: HookEntry, call: ToolCallInfo, match: RegExp | undefined): boolean {
+  if (firstMatchingPattern(entry.tools, { name: call.tool, owner: call.owner ?? "builtin" }) === undefined) return false;
+  return match ? match.test(canonicalJson(call.params)) : true;
+}
+
+/** Registers the built-in hooks declared in config (`hooks`), named `config:<index>:<type>`. */
+export function registerConfigHooks(registry: HookRegistry, hooksConfig: HookConfig): void {
+  hooksConfig.forEach((entry, index) => {
+    const match = entry.match !== undefined ? new RegExp(entry.match) : undefined;
+    const name = `config:${index}:${entry.type}`;
+    registry.onBeforeToolCall(
+      name,
+      (call) => {
+        if (!appliesTo(entry, call, match)) return;
+        if (entry.type === "block") return { block: true, reason: entry.reason };
+        return { requireApproval: true, ...(entry.reason !== undefined && { approvalReason: entry.reason }) };
+      },
+      { priority: entry.priority },
+    );
+  });
+}
