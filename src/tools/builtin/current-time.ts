@@ -58,6 +58,6 @@ function isoInZone(instant: Date, zone: string): string {
   }).formatToParts(instant);
   const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
   const offsetName = get("timeZoneName"); // "GMT+01:00", or "GMT" at zero offset
-  const offset = offsetName === "GMT" ? "Z" : offsetName.replace("GMT", "");
+  const offset = offsetName === "GMT" ? "+00:00" : offsetName.replace("GMT", "");
   return `${get("year")}-${get("month")}-${get("day")}T${get("hour")}:${get("minute")}:${get("second")}${offset}`;
 }
