@@ -54,7 +54,7 @@ export function shellTool(options: ShellOptions = {}): Tool<ShellArgs> {
   const maxOutput = options.maxOutputChars ?? 30_000;
   return {
     name: "shell",
-    description: `Runs a shell command (/bin/sh -c) in the workspace folder and returns its combined output and exit code. Killed after ${Math.round(defaultTimeout / 1000)} s unless timeoutSeconds says otherwise.`,
+    description: `Runs a shell command (/bin/sh -c) in the workspace folder and returns its combined output and exit code. Killed after ${Math.round(defaultTimeout / 1000)} s unless timeoutSeconds says otherwise; background processes it started are stopped when it ends.`,
     parameters,
     risk: "exec",
     owner: "builtin",
