@@ -74,7 +74,10 @@ export function badResponse(ctx: Pick<FailureContext, "baseURL">): ModelError {
 /** True for a 400 saying the server cannot take the `tools` parameter (no native tool calling). */
 export function isToolsUnsupported(error: unknown): boolean {
   if (!(error instanceof APIError) || error.status !== 400) return false;
-  return /\b(tools?|tool_choice|functions?|function[ _]call(ing|s)?)\b/i.test(error.message);
+  const aboutTools = /\b(tools?|tool_choice|functions?|function[ _]call(ing|s)?)\b/i.test(error.message);
+  // Only "cannot take tools" counts; other 400s that mention tools (a bad tool message) must not switch protocols.
+  const unsupported = /(not|n't|un)\s*support|not (enabled|available|allowed|permitted|implemented)|unrecogni[sz]ed|unknown (field|param|argument)|requires --|extra (fields|inputs)/i.test(error.message);
+  return aboutTools && unsupported;
 }
 
 function retries(ctx: FailureContext): string {

@@ -62,11 +62,28 @@ describe("model client failures", () => {
     });
   }
 
+  it("gives up on a stream that goes silent halfway, keeping what was shown", async () => {
+    emulator.script({ hang: true, afterText: "Half an answ" });
+    const deltas: string[] = [];
+    const error = await failure(client({ timeoutMs: 300 }).complete({ messages: ASK, onTextDelta: (t) => deltas.push(t) }));
+    expect(error.kind).toBe("timeout");
+    expect(deltas.join("")).toBe("Half an answ");
+  });
+
   it("stops when the turn is cancelled", async () => {
     emulator.script({ hang: true });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const error = await failure(client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal }));
+    expect(error.kind).toBe("aborted");
+  });
+
+  it("stops a stream that is already flowing when the turn is cancelled", async () => {
+    emulator.script({ hang: true, afterText: "thinking about it" });
+    const controller = new AbortController();
+    const error = await failure(
+      client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal, onTextDelta: () => controller.abort() }),
+    );
     expect(error.kind).toBe("aborted");
   });
 
@@ -105,6 +122,13 @@ describe("model client failures", () => {
     emulator.script({ garbage: true, contentType: "application/json", body: '{"result":"ok"}' });
     const error = await failure(client({ stream: false }).complete({ messages: ASK }));
     expect(error.kind).toBe("bad_response");
+  });
+
+  it("does not switch protocols in auto mode for a 400 that is not about supporting tools", async () => {
+    emulator.script({ status: 400, message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'." });
+    const error = await failure(client({ toolProtocol: "auto" }).complete({ messages: ASK, tools: [{ name: "t", description: "", parameters: {} }] }));
+    expect(error.kind).toBe("server");
+    expect(emulator.requests).toHaveLength(1);
   });
 
   it("does not fall back to text outside auto mode", async () => {

@@ -95,7 +95,15 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
 
   function answer(step: Step, body: ChatRequestBody, res: ServerResponse): void {
     const model = typeof body.model === "string" ? body.model : defaultModel;
-    if ("hang" in step) return; // the socket stays open until the client gives up or close() runs
+    if ("hang" in step) {
+      // The socket stays open until the client gives up or close() runs.
+      if (step.afterText && body.stream === true) {
+        res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
+        const chunks = completionChunks({ content: step.afterText, toolCalls: [], finishReason: "stop" }, model);
+        for (const chunk of chunks.slice(0, -1)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }
+      return;
+    }
     if ("status" in step) {
       const headers: Record<string, string> = {};
       if (step.retryAfter !== undefined) headers["retry-after"] = String(step.retryAfter);

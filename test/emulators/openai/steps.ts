@@ -24,7 +24,8 @@ export type Step =
   | { toolCalls: ScriptedToolCall[]; text?: string }
   | { textToolCalls: ScriptedTextToolCall[]; text?: string }
   | { status: number; retryAfter?: number; message?: string }
-  | { hang: true }
+  /** Never finishes; when streamed with `afterText`, sends that text first and then goes silent. */
+  | { hang: true; afterText?: string }
   | { garbage: true; body?: string; contentType?: string }
   | { empty: true };
 
