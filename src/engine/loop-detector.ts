@@ -1,0 +1,152 @@
+/**
+ * Loop control's detector: notices a model going round in circles within one turn.
+ * Three patterns, each counted including the call being checked:
+ * - the identical call (same tool, same arguments) repeated: counted in calls;
+ * - two calls ping-ponging (A, B, A, B, …) with no new output: counted in switches;
+ * - one tool giving the same output for different arguments: counted in calls.
+ * Each count is compared with the thresholds: warn (the call runs, the model gets a note),
+ * block (the call is not run) and abort (the turn ends). Calls the detector blocks still
+ * count, so a model that insists reaches abort. Ignored tools are invisible to it.
+ * Use one detector per turn: call `check` exactly once before each call and `record` after.
+ */
+import { createHash } from "node:crypto";
+import { firstMatchingPattern } from "../policy/glob.ts";
+import type { LoopConfig } from "../policy/schema.ts";
+
+/** A call as the detector sees it. */
+export interface LoopCall {
+  name: string;
+  /** The arguments as canonical JSON (see canonicalJson). */
+  argsCanonical: string;
+  /** `builtin` or `mcp:<server>`; lets `ignoredTools` use `mcp:<server>__*` patterns. */
+  owner?: string;
+}
+
+/** What to do with a call. */
+export type LoopLevel = "ok" | "warn" | "block" | "abort";
+
+/** The verdict for one call; `reason` is one sentence, set whenever the level is not "ok". */
+export interface LoopVerdict {
+  level: LoopLevel;
+  reason?: string;
+}
+
+interface Attempt {
+  name: string;
+  argsCanonical: string;
+  /** sha256 of the output; absent until recorded (and forever for calls that never ran). */
+  outputHash?: string;
+}
+
+/** Only this many recent calls are looked at, so a long turn does not drag in its distant past. */
+const WINDOW = 30;
+
+const RANK: Record<LoopLevel, number> = { ok: 0, warn: 1, block: 2, abort: 3 };
+
+/** Watches one turn's tool calls for loops. */
+export class LoopDetector {
+  private readonly config: LoopConfig;
+  private readonly history: Attempt[] = [];
+
+  constructor(config: LoopConfig) {
+    this.config = config;
+  }
+
+  /** Judges a call about to run, and counts it as an attempt. */
+  check(call: LoopCall): LoopVerdict {
+    if (this.ignored(call)) return { level: "ok" };
+    this.history.push({ name: call.name, argsCanonical: call.argsCanonical });
+    if (this.history.length > WINDOW) this.history.shift();
+
+    const findings: { count: number; reason: string }[] = [];
+    const identical = this.history.filter((a) => same(a, call)).length;
+    findings.push({ count: identical, reason: `${call.name} was called ${identical} times with the same arguments` });
+    const pingPong = this.pingPong();
+    if (pingPong) findings.push(pingPong);
+    const sameOutput = this.sameOutput(call);
+    if (sameOutput) findings.push(sameOutput);
+
+    let verdict: LoopVerdict = { level: "ok" };
+    for (const finding of findings) {
+      const level = this.levelFor(finding.count);
+      if (RANK[level] > RANK[verdict.level]) verdict = { level, reason: finding.reason };
+    }
+    return verdict;
+  }
+
+  /** Records the output of a call that ran (after `check`). */
+  record(call: LoopCall, output: string): void {
+    if (this.ignored(call)) return;
+    const hash = createHash("sha256").update(output).digest("hex");
+    for (let i = this.history.length - 1; i >= 0; i--) {
+      const attempt = this.history[i];
+      if (attempt.outputHash === undefined && same(attempt, call)) {
+        attempt.outputHash = hash;
+        return;
+      }
+    }
+    this.history.push({ name: call.name, argsCanonical: call.argsCanonical, outputHash: hash });
+    if (this.history.length > WINDOW) this.history.shift();
+  }
+
+  private ignored(call: LoopCall): boolean {
+    return firstMatchingPattern(this.config.ignoredTools, { name: call.name, owner: call.owner ?? "builtin" }) !== undefined;
+  }
+
+  private levelFor(count: number): LoopLevel {
+    if (count >= this.config.abortAt) return "abort";
+    if (count >= this.config.blockAt) return "block";
+    if (count >= this.config.warnAt) return "warn";
+    return "ok";
+  }
+
+  /**
+   * Two different calls alternating at the end of the history while neither gives new output.
+   * Counted as the switches between them (A, B, A, B is 3), and only once one of them has
+   * repeated its output, so a first A, B, A is not yet a loop.
+   */
+  private pingPong(): { count: number; reason: string } | undefined {
+    const h = this.history;
+    const n = h.length;
+    const a = h[n - 1];
+    const b = h[n - 2];
+    if (n < 4 || same(a, b)) return undefined;
+    let length = 2;
+    while (length < n && same(h[n - 1 - length], length % 2 === 0 ? a : b)) length++;
+    if (length < 4) return undefined;
+    const run = h.slice(n - length);
+    let repeated = false;
+    for (const call of [a, b]) {
+      const outputs = run.filter((x) => same(x, call) && x.outputHash !== undefined).map((x) => x.outputHash);
+      if (new Set(outputs).size > 1) return undefined; // new output: the calls are getting somewhere
+      if (outputs.length > 1) repeated = true;
+    }
+    if (!repeated) return undefined;
+    const names = a.name === b.name ? `${a.name} (with two sets of arguments)` : `${b.name} and ${a.name}`;
+    return { count: length - 1, reason: `${names} switched back and forth ${length - 1} times without new output` };
+  }
+
+  /**
+   * The tool's recent calls, newest first, that all returned its latest output: counted with
+   * the current call when their arguments differ (the same arguments are the identical pattern).
+   */
+  private sameOutput(call: LoopCall): { count: number; reason: string } | undefined {
+    const previous = this.history.slice(0, -1).filter((a) => a.name === call.name);
+    const latest = previous.findLast((a) => a.outputHash !== undefined)?.outputHash;
+    if (latest === undefined) return undefined;
+    const run: Attempt[] = [];
+    for (let i = previous.length - 1; i >= 0; i--) {
+      const hash = previous[i].outputHash;
+      if (hash !== undefined && hash !== latest) break;
+      run.push(previous[i]);
+    }
+    const argumentSets = new Set([...run.map((a) => a.argsCanonical), call.argsCanonical]);
+    if (argumentSets.size < 2) return undefined;
+    const count = run.length + 1;
+    return { count, reason: `${call.name} was called ${count} times with different arguments and keeps returning the same output` };
+  }
+}
+
+function same(a: LoopCall, b: LoopCall): boolean {
+  return a.name === b.name && a.argsCanonical === b.argsCanonical;
+}
