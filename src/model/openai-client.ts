@@ -77,7 +77,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         return attempt(request, "text", false);
       }
       const failure = toModelError(error, ctx);
-      log.warn({ kind: failure.kind, ms: Date.now() - started }, failure.message);
+      // A cancelled turn is the person's choice, not a fault of the endpoint.
+      log[failure.kind === "aborted" ? "debug" : "warn"]({ kind: failure.kind, ms: Date.now() - started }, failure.message);
       throw failure;
     }
   }
