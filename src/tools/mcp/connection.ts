@@ -6,7 +6,7 @@
 import type { Logger } from "pino";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ToolResult } from "../tool.ts";
@@ -234,8 +234,12 @@ function isConnectionLoss(err: unknown): boolean {
 }
 
 function describe(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return scrubSecrets(message.replace(/^MCP error -?\d+: /, ""));
+  if (err instanceof StreamableHTTPError && err.code !== undefined && err.code > 0) {
+    return scrubSecrets(`HTTP ${err.code}: ${err.message.replace(/^Streamable HTTP error: /, "")}`.slice(0, 300));
+  }
+  const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
+  const message = err instanceof Error ? `${err.message}${cause}` : String(err);
+  return scrubSecrets(message.replace(/^MCP error -?\d+: /, "").slice(0, 300));
 }
 
 function failure(error: string): ToolResult {

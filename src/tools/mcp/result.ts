@@ -64,17 +64,31 @@ function base64Bytes(data: string): number {
   return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
 }
 
-/** Servers are asked to repeat structured content as JSON text; do not show it twice. */
+/**
+ * Servers are asked to repeat structured content as text; do not show it twice. It counts as
+ * repeated when a text block holds the same JSON, or when every leaf is a string the text
+ * already contains (e.g. `{ content: "<the text>" }`).
+ */
 function alreadyInText(structured: unknown, blocks: ContentBlock[]): boolean {
+  const texts = blocks.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string);
   const wanted = JSON.stringify(structured);
-  return blocks.some((b) => {
-    if (b.type !== "text" || typeof b.text !== "string") return false;
+  const sameJson = texts.some((text) => {
     try {
-      return JSON.stringify(JSON.parse(b.text)) === wanted;
+      return JSON.stringify(JSON.parse(text)) === wanted;
     } catch {
       return false;
     }
   });
+  if (sameJson) return true;
+  const leaves = leafValues(structured);
+  const joined = texts.join("\n");
+  return leaves.length > 0 && leaves.every((leaf) => typeof leaf === "string" && joined.includes(leaf));
+}
+
+function leafValues(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value.flatMap(leafValues);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(leafValues);
+  return [value];
 }
 
 function stringify(value: unknown): string {

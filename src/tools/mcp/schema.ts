@@ -43,12 +43,17 @@ export const HttpServerSchema = z.strictObject({
 export const McpServerSchema = z.union([StdioServerSchema, HttpServerSchema]);
 
 /** Decides which MCP tools a turn may see: `always` every turn, `dynamic` when the message has a keyword. */
-export const FilterGroupSchema = z.strictObject({
-  mode: z.enum(["always", "dynamic"]),
-  /** Globs over tool names (`github__*`) or ids (`mcp:github__*`); `*` matches anything. */
-  tools: z.array(z.string().min(1)).min(1),
-  keywords: z.array(z.string().min(1)).default([]),
-});
+export const FilterGroupSchema = z
+  .strictObject({
+    mode: z.enum(["always", "dynamic"]),
+    /** Globs over tool names (`github__*`) or ids (`mcp:github__*`); `*` matches anything. */
+    tools: z.array(z.string().min(1)).min(1),
+    keywords: z.array(z.string().min(1)).default([]),
+  })
+  .refine((g) => g.mode === "always" || g.keywords.length > 0, {
+    message: "a dynamic filter group needs at least one keyword",
+    path: ["keywords"],
+  });
 
 /** The whole `mcp` config section, with defaults filled in. */
 export const McpConfigSchema = z.strictObject({
