@@ -42,6 +42,16 @@ describe("before_tool_call hooks", () => {
     expect(lastRan).toBe(true);
   });
 
+  it("names the first hook that blocked when several do", async () => {
+    const hooks = new HookRegistry();
+    hooks.onBeforeToolCall("first", () => ({ block: true, reason: "first reason" }), { priority: 1 });
+    hooks.onBeforeToolCall("second", () => ({ block: true, reason: "second reason" }));
+    hooks.onBeforeToolCall("third", () => {
+      throw new Error("boom");
+    });
+    expect((await hooks.runBefore(call())).blocked).toEqual({ by: "first", reason: "first reason" });
+  });
+
   it("uses the params of the last handler that rewrote them, and shows each handler the current ones", async () => {
     const hooks = new HookRegistry();
     const seen: unknown[] = [];
