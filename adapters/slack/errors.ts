@@ -1,0 +1,44 @@
+/**
+ * Turns Web API failures into what the shared delivery code understands
+ * (RateLimitedError, MessageRejectedError) and startup failures into one clear sentence.
+ */
+import { RateLimitedError, MessageRejectedError } from "../../src/ports.ts";
+
+interface SlackErrorShape {
+  code?: string;
+  retryAfter?: number;
+  data?: { error?: string };
+  message?: string;
+}
+
+/** The Slack error code of a Web API failure (`invalid_auth`, `msg_too_long`, …), if it has one. */
+export function slackErrorCode(error: unknown): string | undefined {
+  const e = error as SlackErrorShape | undefined;
+  return typeof e?.data?.error === "string" ? e.data.error : undefined;
+}
+
+/** Maps a failed send / update to the port's error types; anything else becomes a short Error. */
+export function toPortError(error: unknown, method: string): Error {
+  const e = error as SlackErrorShape | undefined;
+  if (e?.code === "slack_webapi_rate_limited_error") return new RateLimitedError(Math.max(0, (e.retryAfter ?? 1) * 1000));
+  const code = slackErrorCode(error);
+  if (code === "msg_too_long") return new MessageRejectedError("too_long", `Slack refused the message as too long (${method})`);
+  if (code === "invalid_blocks" || code === "invalid_blocks_format") return new MessageRejectedError("bad_markup", `Slack refused the message layout (${method}: ${code})`);
+  if (code === "no_text") return new MessageRejectedError("other", `Slack refused an empty message (${method})`);
+  if (code) return new Error(`Slack ${method} failed: ${code}`);
+  return new Error(`Slack ${method} failed: ${e?.message ?? String(error)}`);
+}
+
+const BAD_TOKEN = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "not_allowed_token_type"]);
+
+/** A startup failure, phrased so the person running the bot knows which setting to fix. */
+export function startupError(error: unknown, variable: string, apiUrl: string): Error {
+  const code = slackErrorCode(error);
+  if (code && BAD_TOKEN.has(code)) {
+    const hint = variable === "SLACK_APP_TOKEN" ? "an app-level token (xapp-…) with the connections:write scope" : "the Bot User OAuth Token (xoxb-…)";
+    return new Error(`Slack refused ${variable} (${code}). Set ${variable} to ${hint} from your Slack app's settings.`);
+  }
+  if (code) return new Error(`Slack refused to start with ${variable} (${code}).`);
+  const e = error as SlackErrorShape | undefined;
+  return new Error(`Could not reach Slack at ${apiUrl} to check ${variable}: ${e?.message ?? String(error)}. Check SLACK_API_URL and the network.`);
+}

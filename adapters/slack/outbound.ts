@@ -1,0 +1,95 @@
+/**
+ * The Slack outbound port: threaded replies in mrkdwn, edits, approval cards and their
+ * resolution, and the assistant thread status as the working indicator. One Web API call
+ * per method; 429 and "too long" surface as the port's error types for the delivery queue.
+ */
+import type { WebClient } from "@slack/web-api";
+import type { Logger } from "pino";
+import type { ReplyTarget } from "../../src/envelope.ts";
+import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
+import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
+import { scrubSecrets } from "../../src/observe/scrub.ts";
+import { escapeSlackText, markdownToMrkdwn } from "./mrkdwn.ts";
+import { approvalCardBlocks, approvalFallbackText, resolvedCardBlocks } from "./card-blocks.ts";
+import { toPortError } from "./errors.ts";
+
+/** Remembers the threads the bot has posted in, so follow-ups there count as addressed to it. */
+export class BotThreads {
+  private readonly seen = new Set<string>();
+  private readonly limit: number;
+  constructor(limit = 10_000) {
+    this.limit = limit;
+  }
+  add(conversationId: string, threadTs: string): void {
+    if (this.seen.size >= this.limit) this.seen.delete(this.seen.values().next().value!);
+    this.seen.add(`${conversationId}:${threadTs}`);
+  }
+  has(conversationId: string, threadTs: string): boolean {
+    return this.seen.has(`${conversationId}:${threadTs}`);
+  }
+}
+
+export interface SlackPortDeps {
+  client: WebClient;
+  threads: BotThreads;
+  log: Logger;
+  workingStatus: string;
+}
+
+function render(message: OutboundText): string {
+  const clean = scrubSecrets(message.text);
+  return message.plain ? escapeSlackText(clean) : markdownToMrkdwn(clean);
+}
+
+/** Creates the outbound port over a Web API client. */
+export function createSlackPort(deps: SlackPortDeps): OutboundPort {
+  const { client, threads, log } = deps;
+
+  const call = async <T>(method: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      const mapped = toPortError(err, method);
+      log.warn({ method, err: mapped.message }, "slack call failed");
+      throw mapped;
+    }
+  };
+
+  const setStatus = async (target: ReplyTarget, status: string) => {
+    if (!target.threadId) return;
+    try {
+      await client.assistant.threads.setStatus({ channel_id: target.conversationId, thread_ts: target.threadId, status });
+    } catch (err) {
+      // Only workspaces with the assistant feature have a thread status; elsewhere it is simply absent.
+      log.debug({ err: toPortError(err, "assistant.threads.setStatus").message }, "thread status unavailable");
+    }
+  };
+
+  return {
+    async send(target, message): Promise<SentMessage> {
+      const res = await call("chat.postMessage", () =>
+        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), unfurl_links: false, unfurl_media: false }));
+      threads.add(target.conversationId, target.threadId ?? res.ts!);
+      return { id: res.ts! };
+    },
+
+    async edit(target, messageId, message) {
+      await call("chat.update", () => client.chat.update({ channel: target.conversationId, ts: messageId, text: render(message) }));
+    },
+
+    async requestApproval(target, card: ApprovalCard): Promise<SentMessage> {
+      const res = await call("chat.postMessage", () =>
+        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: approvalFallbackText(card), blocks: approvalCardBlocks(card) }));
+      threads.add(target.conversationId, target.threadId ?? res.ts!);
+      return { id: res.ts! };
+    },
+
+    async resolveApproval(target, messageId, card: ApprovalCard, resolution: ApprovalResolution) {
+      await call("chat.update", () =>
+        client.chat.update({ channel: target.conversationId, ts: messageId, text: escapeSlackText(resolution.text), blocks: resolvedCardBlocks(card, resolution) }));
+    },
+
+    typing: (target) => setStatus(target, deps.workingStatus),
+    clearTyping: (target) => setStatus(target, ""),
+  };
+}
