@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/observe/logger.ts";
+import { createLogger, silentLogger } from "../../src/observe/logger.ts";
 import { McpHub } from "../../src/tools/mcp/hub.ts";
 import { startHttpFixture, type HttpFixture } from "./fixtures/http-server.ts";
 import { FAST_BACKOFF, mcpConfig, toolContext, toolNamed, waitFor } from "./helpers.ts";
@@ -33,6 +33,20 @@ describe("MCP hub over Streamable HTTP", () => {
     expect(await toolNamed(tools, "remote__echo").execute({ text: "over http" }, toolContext())).toEqual({ success: true, output: "over http" });
     const failed = await toolNamed(tools, "remote__fail").execute({}, toolContext());
     expect(failed).toMatchObject({ success: false, error: "it broke on purpose" });
+  });
+
+  it("logs each server with its tools and never logs the configured header secret", async () => {
+    fixture = await startHttpFixture(TOKEN);
+    const lines: string[] = [];
+    const log = createLogger({ level: "debug", destinations: [{ write: (line: string) => void lines.push(line) }] });
+    const config = mcpConfig({ servers: { remote: { url: fixture.url, headers: { Authorization: `Bearer ${TOKEN}` } } } });
+    hub = new McpHub(config, log, { backoff: FAST_BACKOFF });
+    await hub.start();
+    const connected = lines.map((l) => JSON.parse(l)).find((l) => l.msg === "MCP server connected");
+    expect(connected).toMatchObject({ mcpServer: "remote", transport: "http", tools: expect.arrayContaining(["echo", "add"]) });
+    await toolNamed(hub.tools(), "remote__echo").execute({ text: `token is ${TOKEN}` }, toolContext());
+    log.info({ echoed: TOKEN }, "something mentioning the token");
+    expect(lines.join("")).not.toContain(TOKEN);
   });
 
   it("times out a slow call over HTTP", async () => {

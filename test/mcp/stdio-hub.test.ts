@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../src/observe/logger.ts";
@@ -124,6 +124,30 @@ describe("MCP hub over stdio", () => {
     expect(byName.broken.lastError).toContain("missing API key");
     expect(byName.absent.lastError).toContain("ENOENT");
     expect(hub.tools().every((t) => t.owner === "mcp:demo")).toBe(true);
+  });
+
+  it("stops waiting for a call when the turn is cancelled", async () => {
+    const hub = fixtureHub();
+    await hub.start();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const result = await toolNamed(hub.tools(), "demo__slow").execute({ ms: 5_000 }, toolContext(controller.signal));
+    expect(result).toMatchObject({ success: false, error: "the call to slow was cancelled before MCP server demo answered" });
+    expect(hub.status()[0].state).toBe("connected");
+  });
+
+  it("keeps retrying a server that fails to start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-mcp-"));
+    const attempts = join(dir, "attempts");
+    try {
+      const script = `require("fs").appendFileSync(${JSON.stringify(attempts)}, "x"); process.exit(1)`;
+      const hub = fixtureHub({ command: process.execPath, args: ["-e", script] });
+      await hub.start();
+      await waitFor(() => existsSync(attempts) && readFileSync(attempts, "utf8").length >= 3);
+      expect(hub.tools()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("starts a lazy server only when first used", async () => {

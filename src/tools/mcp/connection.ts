@@ -193,7 +193,7 @@ export class McpServerConnection {
   #fail(reason: string): void {
     this.state = "failed";
     this.lastError = reason;
-    const delay = Math.min(this.#backoff.maxMs, this.#backoff.initialMs * 2 ** this.#failures);
+    const delay = retryDelay(this.#failures, this.#backoff);
     this.#failures += 1;
     this.#log.warn({ transport: this.transport, error: reason, retryInMs: delay }, "MCP server unavailable");
     this.#retryTimer = setTimeout(() => void this.connect(), delay);
@@ -210,6 +210,11 @@ export class McpServerConnection {
     const what = this.transport === "stdio" ? "the server process exited" : "the connection closed";
     return last ? `${what} (${last})` : what;
   }
+}
+
+/** The wait before retry number `failures + 1`: initial, doubling, capped at max. */
+export function retryDelay(failures: number, backoff: Backoff = DEFAULT_BACKOFF): number {
+  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures, 30));
 }
 
 async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolListing[]> {

@@ -65,7 +65,7 @@ export class McpHub {
       if (connection.state === "stopped") void connection.connect();
       let tools = this.#toolCache.get(connection);
       if (!tools) {
-        tools = connection.listing.map((listing) => createMcpTool(connection, listing));
+        tools = this.#buildTools(connection);
         this.#toolCache.set(connection, tools);
       }
       all.push(...tools);
@@ -79,9 +79,20 @@ export class McpHub {
       name: c.name,
       transport: c.transport,
       state: c.state,
-      tools: (this.#toolCache.get(c) ?? c.listing.map((l) => createMcpTool(c, l))).map((t) => t.name),
+      tools: (this.#toolCache.get(c) ?? this.#buildTools(c)).map((t) => t.name),
       ...(c.lastError ? { lastError: c.lastError } : {}),
     }));
+  }
+
+  /** Tool names are made model-safe, so two server names can collide; the first one wins. */
+  #buildTools(connection: McpServerConnection): AnyTool[] {
+    const byName = new Map<string, AnyTool>();
+    for (const listing of connection.listing) {
+      const tool = createMcpTool(connection, listing);
+      if (byName.has(tool.name)) this.#log.warn({ mcpServer: connection.name, tool: listing.name }, "MCP tool skipped: its name collides with another tool of the server");
+      else byName.set(tool.name, tool);
+    }
+    return [...byName.values()];
   }
 
   /** Disconnects every server and stops their processes and retries. */

@@ -37,12 +37,18 @@ export function createMcpTool(connection: McpServerConnection, listing: McpToolL
     name,
     description: listing.description?.trim() || `Tool ${listing.name} of MCP server ${connection.name}.`,
     parameters: mcpArguments,
-    jsonSchema: { type: "object", ...listing.inputSchema },
+    jsonSchema: offeredSchema(listing.inputSchema),
     risk,
     owner: `mcp:${connection.name}`,
     hint: (args: Record<string, unknown>) => shortHint(args),
     execute: (args: Record<string, unknown>, ctx) => connection.call(listing.name, args ?? {}, ctx.signal),
   };
+}
+
+/** Some model endpoints reject a `$schema` keyword inside function parameters. */
+function offeredSchema(inputSchema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = inputSchema;
+  return { type: "object", ...schema };
 }
 
 function shortHint(args: Record<string, unknown>): string {
