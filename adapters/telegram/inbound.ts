@@ -1,0 +1,150 @@
+/**
+ * Turns a raw Telegram update into what the gateway understands: an IngressEnvelope for a message
+ * addressed to the bot (a DM, a mention, a reply to the bot, or one of its commands), a callback
+ * query for a button click, or a reason to ignore it. Validates the update with zod first.
+ */
+import { z } from "zod";
+import { parseEnvelope, type ChannelCapabilities, type ConversationKind, type IngressEnvelope } from "../../src/envelope.ts";
+
+const UserSchema = z.object({
+  id: z.number().int(),
+  is_bot: z.boolean(),
+  first_name: z.string(),
+  last_name: z.string().optional(),
+  username: z.string().optional(),
+});
+
+const EntitySchema = z.object({ type: z.string(), offset: z.number().int(), length: z.number().int(), user: UserSchema.optional() });
+
+const MessageSchema = z.object({
+  message_id: z.number().int(),
+  chat: z.object({ id: z.number().int(), type: z.enum(["private", "group", "supergroup", "channel"]), is_forum: z.boolean().optional() }),
+  from: UserSchema.optional(),
+  text: z.string().optional(),
+  caption: z.string().optional(),
+  entities: z.array(EntitySchema).optional(),
+  caption_entities: z.array(EntitySchema).optional(),
+  message_thread_id: z.number().int().optional(),
+  is_topic_message: z.boolean().optional(),
+  reply_to_message: z.object({ message_id: z.number().int(), from: UserSchema.optional() }).optional(),
+});
+
+const CallbackQuerySchema = z.object({
+  id: z.string(),
+  from: UserSchema,
+  data: z.string().optional(),
+  message: z.object({ message_id: z.number().int(), chat: z.object({ id: z.number().int() }) }).optional(),
+});
+
+const UpdateSchema = z.object({
+  update_id: z.number().int().nonnegative(),
+  message: MessageSchema.optional(),
+  callback_query: CallbackQuerySchema.optional(),
+});
+
+export type TelegramUpdate = z.infer<typeof UpdateSchema>;
+export type TelegramUser = z.infer<typeof UserSchema>;
+export type TelegramCallbackQuery = z.infer<typeof CallbackQuerySchema>;
+type TelegramMessage = z.infer<typeof MessageSchema>;
+
+/** Reads an update's id without trusting the rest of it (for the offset watermark). */
+export function updateIdOf(raw: unknown): number | undefined {
+  const id = (raw as { update_id?: unknown } | null)?.update_id;
+  return typeof id === "number" && Number.isInteger(id) ? id : undefined;
+}
+
+/** Validates a raw update; undefined when it is not one we can read. */
+export function parseUpdate(raw: unknown): TelegramUpdate | undefined {
+  const parsed = UpdateSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+export interface InboundContext {
+  bot: { id: number; username: string };
+  account?: string;
+  capabilities: ChannelCapabilities;
+  /** Whether the bot has posted in this chat's topic already. */
+  botPostedIn(chatId: string, threadId: string | undefined): boolean;
+}
+
+export type InboundEvent =
+  | { kind: "message"; chatId: string; envelope: IngressEnvelope }
+  | { kind: "click"; query: TelegramCallbackQuery }
+  | { kind: "ignored"; reason: string };
+
+const OUR_COMMANDS = new Set(["stop", "status", "new"]);
+
+/** The display name of a Telegram user. */
+export function displayName(user: TelegramUser): string {
+  return [user.first_name, user.last_name].filter(Boolean).join(" ") || user.username || String(user.id);
+}
+
+/** Classifies an update: a message for the gateway, a click, or ignored (with why). */
+export function classifyUpdate(update: TelegramUpdate, ctx: InboundContext): InboundEvent {
+  if (update.callback_query) return { kind: "click", query: update.callback_query };
+  if (!update.message) return { kind: "ignored", reason: "not a new message or click" };
+  return classifyMessage(update.message, ctx);
+}
+
+function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEvent {
+  if (msg.chat.type === "channel") return { kind: "ignored", reason: "channel post" };
+  if (!msg.from) return { kind: "ignored", reason: "no sender" };
+  if (msg.from.is_bot) return { kind: "ignored", reason: "sent by a bot" };
+  const rawText = msg.text ?? msg.caption;
+  if (rawText === undefined) return { kind: "ignored", reason: "no text (service message or media)" };
+  const entities = (msg.text !== undefined ? msg.entities : msg.caption_entities) ?? [];
+  const botName = `@${ctx.bot.username}`.toLowerCase();
+
+  const mentionSpans = entities.filter(
+    (e) =>
+      (e.type === "mention" && rawText.slice(e.offset, e.offset + e.length).toLowerCase() === botName) ||
+      (e.type === "text_mention" && e.user?.id === ctx.bot.id),
+  );
+  const command = entities.find((e) => e.type === "bot_command" && e.offset === 0);
+  const commandText = command ? rawText.slice(0, command.length) : undefined;
+  const [commandName, commandTarget] = commandText ? commandText.slice(1).split("@") : [];
+  const isOurCommand =
+    commandName !== undefined &&
+    (commandTarget !== undefined ? `@${commandTarget}`.toLowerCase() === botName : OUR_COMMANDS.has(commandName.toLowerCase()));
+
+  const isTopic = msg.is_topic_message === true && msg.message_thread_id !== undefined;
+  const threadId = isTopic ? String(msg.message_thread_id) : undefined;
+  // In a forum every topic message "replies" to the topic's first message; that is not a reply to the bot.
+  const reply = msg.reply_to_message && msg.reply_to_message.message_id !== msg.message_thread_id ? msg.reply_to_message : undefined;
+  const repliedToBot = reply?.from?.id === ctx.bot.id;
+  const kind: ConversationKind = msg.chat.type === "private" ? "dm" : "group";
+  const mentioned = kind === "dm" || mentionSpans.length > 0 || repliedToBot || isOurCommand;
+  if (!mentioned) return { kind: "ignored", reason: "group message not addressed to the bot" };
+
+  const chatId = String(msg.chat.id);
+  const envelope = parseEnvelope({
+    id: `${chatId}:${msg.message_id}`,
+    channel: "telegram",
+    ...(ctx.account ? { account: ctx.account } : {}),
+    conversation: { id: chatId, kind, ...(threadId ? { threadId } : {}) },
+    sender: { id: String(msg.from.id), name: displayName(msg.from), isBot: false },
+    mentioned,
+    repliedToBot,
+    inBotThread: ctx.botPostedIn(chatId, threadId),
+    text: stripSpans(rawText, mentionSpans),
+    replyTo: {
+      channel: "telegram",
+      ...(ctx.account ? { account: ctx.account } : {}),
+      conversationId: chatId,
+      ...(threadId ? { threadId } : {}),
+      replyToMessageId: String(msg.message_id),
+    },
+    receivedAt: Date.now(),
+    capabilities: ctx.capabilities,
+  });
+  return { kind: "message", chatId, envelope };
+}
+
+/** Removes the bot's own mentions (offsets are UTF-16, like JS strings) and tidies the spaces left behind. */
+function stripSpans(text: string, spans: Array<{ offset: number; length: number }>): string {
+  let out = text;
+  for (const span of [...spans].sort((a, b) => b.offset - a.offset)) {
+    out = out.slice(0, span.offset) + out.slice(span.offset + span.length);
+  }
+  return out.replace(/[ \t]{2,}/g, " ").replace(/^[\s,:]+/, "").trim();
+}

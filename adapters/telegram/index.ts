@@ -1,0 +1,262 @@
+/**
+ * The Telegram channel adapter (grammY): checks the token, registers the bot's commands, receives
+ * updates by long polling (default) or webhook, feeds the gateway's sink in per-chat order, answers
+ * approval clicks, and exposes the outbound port.
+ */
+import { Api, GrammyError, HttpError } from "grammy";
+import type { Logger } from "pino";
+import { parseBotCommand, type ApprovalClickOutcome, type ChannelCapabilities, type IngressEnvelope } from "../../src/envelope.ts";
+import { decodeApprovalPayload } from "../../src/approval/card.ts";
+import type { ChannelAdapter, InboundSink } from "../../src/ports.ts";
+import { silentLogger } from "../../src/observe/logger.ts";
+import { registerSecret, scrubSecrets } from "../../src/observe/scrub.ts";
+import { classifyUpdate, displayName, parseUpdate, type TelegramCallbackQuery } from "./inbound.ts";
+import { createTelegramPort } from "./outbound.ts";
+import { UpdatePoller, type OffsetStore } from "./polling.ts";
+import { startWebhookServer, type WebhookServer } from "./webhook.ts";
+
+export type { OffsetStore } from "./polling.ts";
+
+export interface TelegramAdapterOptions {
+  /** TELEGRAM_BOT_TOKEN. */
+  token: string;
+  /** TELEGRAM_API_ROOT: the Bot API root, without a trailing slash (default https://api.telegram.org). */
+  apiRoot?: string;
+  log?: Logger;
+  /** For multi-bot setups: carried in envelopes and reply targets. */
+  account?: string;
+  /** Where the polling offset watermark is kept across restarts. */
+  offsetStore?: OffsetStore;
+  /** Webhook mode (TELEGRAM_WEBHOOK_URL, TELEGRAM_WEBHOOK_SECRET); long polling when absent. */
+  webhook?: {
+    url: string;
+    secret: string;
+    /** Where the receiver listens (default 0.0.0.0:8080); the path is taken from `url`. */
+    listen?: { host?: string; port?: number };
+  };
+  /** Long-poll timeout in seconds (default 25). */
+  pollTimeoutSeconds?: number;
+  /** Pause after a failed poll (default 1000 ms). */
+  retryDelayMs?: number;
+  /** How long a click waits for the gateway before the query is answered anyway (default 5000 ms). */
+  clickAnswerTimeoutMs?: number;
+}
+
+/** The adapter, plus what a deployment (or test) may want to know about its webhook receiver. */
+export interface TelegramAdapter extends ChannelAdapter {
+  /** Where the webhook receiver listens, once started in webhook mode. */
+  webhookAddress(): { host: string; port: number } | undefined;
+}
+
+/** What Telegram lets a bot do; the gateway and delivery read this. */
+export const TELEGRAM_CAPABILITIES: ChannelCapabilities = {
+  threads: true,
+  inlineApproval: true,
+  edit: true,
+  typing: true,
+  maxMessageChars: 4096,
+  maxButtonPayloadBytes: 64,
+};
+
+const COMMANDS = [
+  { command: "stop", description: "Stop the running task" },
+  { command: "status", description: "Show what the bot is working on" },
+  { command: "new", description: "Start a new conversation" },
+];
+
+const NOT_OUR_BUTTON = "This is not a valid button.";
+const CLICK_FAILED = "That click could not be handled. Please try again.";
+
+/** Explains a failed startup call in words that name what to fix; never includes the token. */
+function startupError(error: unknown, apiRoot: string): Error {
+  if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
+    return new Error(`Telegram rejected TELEGRAM_BOT_TOKEN (${error.error_code} ${error.description}). Copy the bot token from @BotFather into TELEGRAM_BOT_TOKEN.`);
+  }
+  if (error instanceof HttpError) {
+    return new Error(scrubSecrets(`Could not reach the Telegram Bot API at ${apiRoot} (check TELEGRAM_API_ROOT and the network): ${error.message}`));
+  }
+  return new Error(scrubSecrets(`Telegram startup failed: ${(error as Error).message}`));
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Creates the Telegram adapter. Nothing connects until `start`. */
+export function createTelegramAdapter(options: TelegramAdapterOptions): TelegramAdapter {
+  const log = options.log ?? silentLogger();
+  const apiRoot = (options.apiRoot ?? "https://api.telegram.org").replace(/\/+$/, "");
+  registerSecret(options.token);
+  if (options.webhook) registerSecret(options.webhook.secret);
+  const api = new Api(options.token, { apiRoot });
+  const botThreads = new Set<string>();
+  const chatQueues = new Map<string, Promise<void>>();
+  let bot: { id: number; username: string } | undefined;
+  let sink: InboundSink | undefined;
+  let poller: UpdatePoller | undefined;
+  let webhookServer: WebhookServer | undefined;
+
+  const port = createTelegramPort({
+    api,
+    log,
+    onPosted: (chatId, threadId) => {
+      if (threadId) botThreads.add(`${chatId}:${threadId}`);
+    },
+  });
+
+  /** Messages of one chat reach the sink in order; commands skip the line so /stop is never stuck. */
+  function deliverMessage(chatId: string, envelope: IngressEnvelope): Promise<void> {
+    const target = sink!;
+    const send = () =>
+      target.message(envelope).catch((error: unknown) => {
+        log.warn({ envelopeId: envelope.id, err: (error as Error).message }, "gateway refused a telegram message");
+      });
+    if (parseBotCommand(envelope.text)) return send();
+    const next = (chatQueues.get(chatId) ?? Promise.resolve()).then(send);
+    chatQueues.set(chatId, next);
+    void next.then(() => {
+      if (chatQueues.get(chatId) === next) chatQueues.delete(chatId);
+    });
+    return next;
+  }
+
+  async function answer(queryId: string, text?: string): Promise<void> {
+    try {
+      await api.answerCallbackQuery(queryId, text ? { text: text.slice(0, 200), show_alert: true } : {});
+    } catch (error) {
+      log.warn({ err: (error as Error).message }, "could not answer a telegram callback query");
+    }
+  }
+
+  async function handleClick(query: TelegramCallbackQuery): Promise<void> {
+    const decoded = query.data ? decodeApprovalPayload(query.data) : undefined;
+    if (!decoded) {
+      log.warn({ from: query.from.id }, "telegram click with a payload that is not ours");
+      await answer(query.id, NOT_OUR_BUTTON);
+      return;
+    }
+    let outcome: ApprovalClickOutcome | "timeout";
+    try {
+      outcome = await withTimeout(
+        sink!.approvalClick({
+          channel: "telegram",
+          approvalId: decoded.approvalId,
+          choice: decoded.choice,
+          actor: { id: String(query.from.id), name: displayName(query.from), isBot: query.from.is_bot },
+          ...(query.message ? { messageId: String(query.message.message_id), conversationId: String(query.message.chat.id) } : {}),
+        }),
+        options.clickAnswerTimeoutMs ?? 5000,
+      );
+    } catch (error) {
+      log.warn({ err: (error as Error).message }, "approval click failed in the gateway");
+      outcome = { status: "unknown", message: CLICK_FAILED };
+    }
+    if (outcome === "timeout") {
+      log.warn({ approvalId: decoded.approvalId }, "approval click still pending; answered the query without a result");
+      await answer(query.id);
+      return;
+    }
+    await answer(query.id, outcome.status === "accepted" ? undefined : outcome.message);
+  }
+
+  /** Handles one raw update; resolves when it is no longer in flight. Never throws. */
+  async function handleUpdate(raw: unknown): Promise<void> {
+    const update = parseUpdate(raw);
+    if (!update || !bot) {
+      log.warn("unreadable telegram update dropped");
+      return;
+    }
+    try {
+      const event = classifyUpdate(update, {
+        bot,
+        capabilities: TELEGRAM_CAPABILITIES,
+        ...(options.account ? { account: options.account } : {}),
+        botPostedIn: (chatId, threadId) => (threadId ? botThreads.has(`${chatId}:${threadId}`) : false),
+      });
+      if (event.kind === "ignored") log.debug({ updateId: update.update_id, reason: event.reason }, "telegram update ignored");
+      else if (event.kind === "click") await handleClick(event.query);
+      else await deliverMessage(event.chatId, event.envelope);
+    } catch (error) {
+      log.warn({ updateId: update.update_id, err: (error as Error).message }, "telegram update dropped");
+    }
+  }
+
+  return {
+    channel: "telegram",
+    capabilities: TELEGRAM_CAPABILITIES,
+    port,
+    pacing: { minIntervalMs: 1000 },
+
+    async start(target: InboundSink): Promise<void> {
+      if (!options.token) throw new Error("TELEGRAM_BOT_TOKEN is empty. Create a bot with @BotFather and put its token in TELEGRAM_BOT_TOKEN.");
+      if (options.webhook && !/^[A-Za-z0-9_-]{1,256}$/.test(options.webhook.secret)) {
+        throw new Error("TELEGRAM_WEBHOOK_SECRET must be set in webhook mode: 1-256 characters of A-Z, a-z, 0-9, _ and -.");
+      }
+      sink = target;
+      try {
+        const me = await api.getMe();
+        bot = { id: me.id, username: me.username };
+      } catch (error) {
+        throw startupError(error, apiRoot);
+      }
+      try {
+        await api.setMyCommands(COMMANDS);
+      } catch (error) {
+        log.warn({ err: (error as Error).message }, "could not register telegram commands");
+      }
+      if (options.webhook) {
+        const url = new URL(options.webhook.url);
+        webhookServer = await startWebhookServer({
+          secret: options.webhook.secret,
+          path: url.pathname,
+          host: options.webhook.listen?.host ?? "0.0.0.0",
+          port: options.webhook.listen?.port ?? 8080,
+          log,
+          handle: handleUpdate,
+        });
+        try {
+          await api.setWebhook(options.webhook.url, { secret_token: options.webhook.secret, allowed_updates: ["message", "callback_query"] });
+        } catch (error) {
+          await webhookServer.close();
+          webhookServer = undefined;
+          throw new Error(`Telegram refused TELEGRAM_WEBHOOK_URL: ${error instanceof GrammyError ? error.description : (error as Error).message}`);
+        }
+        log.info({ bot: bot.username, mode: "webhook" }, "telegram connected");
+        return;
+      }
+      try {
+        // A webhook left from an earlier deployment would make every poll fail with 409.
+        await api.deleteWebhook();
+      } catch (error) {
+        throw startupError(error, apiRoot);
+      }
+      poller = new UpdatePoller({
+        api,
+        log,
+        handle: handleUpdate,
+        ...(options.offsetStore ? { offsetStore: options.offsetStore } : {}),
+        ...(options.pollTimeoutSeconds !== undefined ? { pollTimeoutSeconds: options.pollTimeoutSeconds } : {}),
+        ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
+        onFatal: (error) => log.error({ err: error.message }, "telegram polling stopped"),
+      });
+      try {
+        await poller.start();
+      } catch (error) {
+        poller = undefined;
+        throw error instanceof GrammyError || error instanceof HttpError ? startupError(error, apiRoot) : error;
+      }
+      log.info({ bot: bot.username, mode: "polling" }, "telegram connected");
+    },
+
+    async stop(): Promise<void> {
+      await poller?.stop();
+      poller = undefined;
+      await webhookServer?.close();
+      webhookServer = undefined;
+    },
+
+    webhookAddress: () => webhookServer?.address,
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The Telegram outbound port: one Bot API call per method, replies threaded with
+ * reply_parameters (and message_thread_id in forum topics), markdown sent as HTML with a
+ * plain-text retry when Telegram refuses the markup, and Bot API errors mapped for delivery.
+ */
+import type { Api } from "grammy";
+import type { Logger } from "pino";
+import type { ReplyTarget } from "../../src/envelope.ts";
+import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
+import { approvalCardHtml, approvalKeyboard, resolvedCardHtml } from "./card.ts";
+import { isBadMarkup, isNotModified, toPortError } from "./errors.ts";
+import { markdownToTelegramHtml } from "./html.ts";
+
+export interface TelegramPortDeps {
+  api: Api;
+  log: Logger;
+  /** Called after the bot posted into a chat (and topic), so inbound can mark the thread as the bot's. */
+  onPosted(chatId: string, threadId: string | undefined): void;
+}
+
+/** Telegram wants numeric chat ids; `@channelname` stays a string. */
+function chatIdOf(target: ReplyTarget): number | string {
+  return /^-?\d+$/.test(target.conversationId) ? Number(target.conversationId) : target.conversationId;
+}
+
+function threadOf(target: ReplyTarget): { message_thread_id?: number } {
+  return target.threadId && /^\d+$/.test(target.threadId) ? { message_thread_id: Number(target.threadId) } : {};
+}
+
+function replyOf(target: ReplyTarget) {
+  return target.replyToMessageId && /^\d+$/.test(target.replyToMessageId)
+    ? { reply_parameters: { message_id: Number(target.replyToMessageId), allow_sending_without_reply: true } }
+    : {};
+}
+
+function formatted(message: OutboundText): { text: string; parse_mode?: "HTML" } {
+  return message.plain ? { text: message.text } : { text: markdownToTelegramHtml(message.text), parse_mode: "HTML" };
+}
+
+/** Creates the port over a grammY Api bound to the bot's token and API root. */
+export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
+  const { api, log } = deps;
+
+  /** Runs a call in HTML, and once more as plain text when Telegram refuses the markup. */
+  async function withPlainFallback<T>(message: OutboundText, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> {
+    const first = formatted(message);
+    try {
+      return await call(first.text, first.parse_mode);
+    } catch (error) {
+      if (!first.parse_mode || !isBadMarkup(error)) throw toPortError(error);
+      log.warn({ err: (error as Error).message }, "telegram refused the HTML; sending as plain text");
+    }
+    try {
+      return await call(message.text, undefined);
+    } catch (error) {
+      throw toPortError(error);
+    }
+  }
+
+  return {
+    async send(target, message): Promise<SentMessage> {
+      const sent = await withPlainFallback(message, (text, parse_mode) =>
+        api.sendMessage(chatIdOf(target), text, {
+          ...(parse_mode ? { parse_mode } : {}),
+          ...threadOf(target),
+          ...replyOf(target),
+          link_preview_options: { is_disabled: true },
+        }),
+      );
+      deps.onPosted(target.conversationId, target.threadId);
+      return { id: String(sent.message_id) };
+    },
+
+    async edit(target, messageId, message): Promise<void> {
+      try {
+        await withPlainFallback(message, (text, parse_mode) =>
+          api.editMessageText(chatIdOf(target), Number(messageId), text, {
+            ...(parse_mode ? { parse_mode } : {}),
+            link_preview_options: { is_disabled: true },
+          }),
+        );
+      } catch (error) {
+        if (!isNotModified(error)) throw error;
+      }
+    },
+
+    async requestApproval(target, card): Promise<SentMessage> {
+      const reply_markup = approvalKeyboard(card);
+      try {
+        const sent = await api.sendMessage(chatIdOf(target), approvalCardHtml(card), {
+          parse_mode: "HTML",
+          reply_markup,
+          ...threadOf(target),
+          ...replyOf(target),
+        });
+        deps.onPosted(target.conversationId, target.threadId);
+        return { id: String(sent.message_id) };
+      } catch (error) {
+        throw toPortError(error);
+      }
+    },
+
+    async resolveApproval(target, messageId, card, resolution): Promise<void> {
+      try {
+        await api.editMessageText(chatIdOf(target), Number(messageId), resolvedCardHtml(card, resolution), {
+          parse_mode: "HTML",
+          reply_markup: { inline_keyboard: [] },
+        });
+      } catch (error) {
+        if (isNotModified(error)) return;
+        throw toPortError(error);
+      }
+    },
+
+    async typing(target): Promise<void> {
+      try {
+        await api.sendChatAction(chatIdOf(target), "typing", threadOf(target));
+      } catch (error) {
+        throw toPortError(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * The getUpdates loop. Updates are handled concurrently (the handler keeps per-chat order), and
+ * the offset watermark only moves past an update once its handling has finished, so a restart
+ * neither skips an update that was still in flight nor replays the ones before it. Telegram keeps
+ * every update at or above the offset we poll with, so in-flight updates come back in later
+ * batches; those are recognized by id (at most the newest seen) and not handled twice.
+ */
+import { GrammyError, type Api } from "grammy";
+import type { Logger } from "pino";
+import { updateIdOf } from "./inbound.ts";
+
+/** Where the poller keeps the next update_id to ask for (the lead wires it to the store). */
+export interface OffsetStore {
+  get(): Promise<number | undefined>;
+  set(n: number): Promise<void>;
+}
+
+export interface UpdatePollerOptions {
+  api: Api;
+  log: Logger;
+  offsetStore?: OffsetStore;
+  /** Handles one raw update; resolves when it is no longer in flight. Must not throw. */
+  handle(update: unknown): Promise<void>;
+  /** Long-poll timeout (default 25 s). */
+  pollTimeoutSeconds?: number;
+  /** Pause between polls while only in-flight updates come back (default 150 ms). */
+  busyPollMs?: number;
+  /** Pause after a failed poll (default 1 s). */
+  retryDelayMs?: number;
+  /** Consecutive 409 answers after which polling gives up (default 3). */
+  maxConflicts?: number;
+  /** Called when polling stops for good (conflict, revoked token). */
+  onFatal(error: Error): void;
+}
+
+const ALLOWED_UPDATES = ["message", "callback_query"] as const;
+
+/** Explains a 409 from getUpdates in words that say what to do. */
+export function conflictMessage(description: string): string {
+  return (
+    `Telegram refused getUpdates (409 Conflict: ${description}). Another process is polling with the same ` +
+    "TELEGRAM_BOT_TOKEN, or a webhook is set for it. Stop the other instance, or set TELEGRAM_WEBHOOK_URL to use webhook mode."
+  );
+}
+
+/** Polls getUpdates and hands every new update to `handle`, persisting the offset watermark. */
+export class UpdatePoller {
+  private readonly o: UpdatePollerOptions;
+  private readonly inFlight = new Set<number>();
+  private base: number | undefined;
+  private maxSeen: number | undefined;
+  private persisted: number | undefined;
+  private writes: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(options: UpdatePollerOptions) {
+    this.o = options;
+  }
+
+  /** Loads the offset and makes a first poll, so a conflict or bad token fails the start. */
+  async start(): Promise<void> {
+    this.base = await this.o.offsetStore?.get();
+    this.persisted = this.base;
+    try {
+      await this.pollOnce(0);
+    } catch (error) {
+      if (error instanceof GrammyError && error.error_code === 409) throw new Error(conflictMessage(error.description));
+      throw error;
+    }
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    await this.loop;
+    await this.writes;
+  }
+
+  /** The next update_id to ask for: the lowest one still in flight, else one past the newest seen. */
+  private watermark(): number | undefined {
+    if (this.inFlight.size > 0) return Math.min(...this.inFlight);
+    return this.maxSeen !== undefined ? this.maxSeen + 1 : this.base;
+  }
+
+  private async run(): Promise<void> {
+    let conflicts = 0;
+    const maxConflicts = this.o.maxConflicts ?? 3;
+    while (!this.stopped) {
+      const busy = this.inFlight.size > 0;
+      try {
+        const fresh = await this.pollOnce(busy ? 0 : (this.o.pollTimeoutSeconds ?? 25));
+        conflicts = 0;
+        if (busy && fresh === 0) await this.pause(this.o.busyPollMs ?? 150);
+      } catch (error) {
+        if (this.stopped) break;
+        if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
+          this.o.onFatal(new Error("Telegram no longer accepts TELEGRAM_BOT_TOKEN (401 Unauthorized); polling stopped."));
+          return;
+        }
+        if (error instanceof GrammyError && error.error_code === 409) {
+          conflicts += 1;
+          this.o.log.warn({ conflicts, description: error.description }, "telegram getUpdates conflict");
+          if (conflicts >= maxConflicts) {
+            this.o.onFatal(new Error(conflictMessage(error.description)));
+            return;
+          }
+        } else {
+          this.o.log.warn({ err: (error as Error).message }, "telegram getUpdates failed; retrying");
+        }
+        const advised = error instanceof GrammyError ? error.parameters?.retry_after : undefined;
+        await this.pause(advised !== undefined ? advised * 1000 : (this.o.retryDelayMs ?? 1000));
+      }
+    }
+  }
+
+  /** One getUpdates call; returns how many updates were new. */
+  private async pollOnce(timeout: number): Promise<number> {
+    const offset = this.watermark();
+    const updates = await this.o.api.getUpdates(
+      { ...(offset !== undefined ? { offset } : {}), limit: 100, timeout, allowed_updates: [...ALLOWED_UPDATES] },
+      // grammY types its signal with the abort-controller polyfill; Node's AbortSignal is what it uses at runtime.
+      this.abort.signal as unknown as Parameters<Api["getUpdates"]>[1],
+    );
+    let fresh = 0;
+    for (const update of updates) {
+      const id = updateIdOf(update);
+      // Telegram serves updates in id order, so anything up to the newest seen was dispatched already
+      // (it is still in flight, or finished while this poll was on the wire).
+      if (id === undefined || (this.maxSeen !== undefined && id <= this.maxSeen)) continue;
+      fresh += 1;
+      this.maxSeen = Math.max(this.maxSeen ?? id, id);
+      this.inFlight.add(id);
+      void this.dispatch(id, update);
+    }
+    this.persist();
+    return fresh;
+  }
+
+  private async dispatch(id: number, update: unknown): Promise<void> {
+    try {
+      await this.o.handle(update);
+    } catch (error) {
+      this.o.log.warn({ updateId: id, err: (error as Error).message }, "telegram update handler failed");
+    }
+    this.inFlight.delete(id);
+    this.persist();
+  }
+
+  private persist(): void {
+    if (this.stopped) return; // a newer poller may own the offset now
+    const next = this.watermark();
+    if (next === undefined || (this.persisted !== undefined && next <= this.persisted)) return;
+    this.persisted = next;
+    const store = this.o.offsetStore;
+    if (!store) return;
+    this.writes = this.writes
+      .then(() => store.set(next))
+      .catch((error: unknown) => this.o.log.warn({ err: (error as Error).message }, "could not save the telegram offset"));
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+  }
+}
