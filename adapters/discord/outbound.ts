@@ -1,0 +1,61 @@
+/**
+ * The Discord outbound port: one REST call per message through discord.js's REST client
+ * (which keeps Discord's per-route buckets). Replies go to `target.conversationId` — the
+ * thread's channel id in servers (the thread is started here on first use), the DM channel
+ * otherwise. Mentions in the bot's text never ping anyone.
+ */
+import { Routes, type REST } from "discord.js";
+import type { ReplyTarget } from "../../src/envelope.ts";
+import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
+import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
+import { openCardBody, resolvedCardBody } from "./card.ts";
+import { portCall } from "./errors.ts";
+import { toDiscordMarkdown } from "./markdown.ts";
+import type { ThreadTracker } from "./threads.ts";
+
+const NO_PINGS = { parse: [] as string[] };
+
+function content(message: OutboundText): string {
+  return message.plain ? message.text : toDiscordMarkdown(message.text);
+}
+
+/** Builds the port; `rest` is looked up per call because the client exists only after start. */
+export function createDiscordPort(rest: () => REST, threads: ThreadTracker): OutboundPort {
+  async function channelFor(target: ReplyTarget): Promise<string> {
+    const channelId = await portCall(() => threads.ensure(rest(), target.conversationId));
+    if (target.threadId === channelId) threads.markJoined(channelId);
+    return channelId;
+  }
+
+  return {
+    async send(target: ReplyTarget, message: OutboundText): Promise<SentMessage> {
+      const channelId = await channelFor(target);
+      const posted = (await portCall(() =>
+        rest().post(Routes.channelMessages(channelId), { body: { content: content(message), allowed_mentions: NO_PINGS } }),
+      )) as { id: string };
+      return { id: posted.id };
+    },
+
+    async edit(target: ReplyTarget, messageId: string, message: OutboundText): Promise<void> {
+      const channelId = await channelFor(target);
+      await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: { content: content(message), allowed_mentions: NO_PINGS } }));
+    },
+
+    async requestApproval(target: ReplyTarget, card: ApprovalCard): Promise<SentMessage> {
+      const body = openCardBody(card);
+      const channelId = await channelFor(target);
+      const posted = (await portCall(() => rest().post(Routes.channelMessages(channelId), { body }))) as { id: string };
+      return { id: posted.id };
+    },
+
+    async resolveApproval(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void> {
+      const channelId = await channelFor(target);
+      await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: resolvedCardBody(card, resolution) }));
+    },
+
+    async typing(target: ReplyTarget): Promise<void> {
+      const channelId = await channelFor(target);
+      await portCall(() => rest().post(Routes.channelTyping(channelId)));
+    },
+  };
+}
