@@ -1,0 +1,54 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startSlackEmulator, type SlackEmulator } from "./index.ts";
+
+/** Calls the emulated Web API the way any HTTP client would. */
+async function call(emu: SlackEmulator, method: string, body: Record<string, unknown>, token = emu.botToken) {
+  const res = await fetch(`${emu.apiUrl}${method}`, {
+    method: "POST",
+    headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as { ok: boolean; error?: string } };
+}
+
+const button = (action_id: string, value: string) => ({ type: "button", action_id, value, text: { type: "plain_text", text: "Go" } });
+
+describe("Slack emulator limits the bot relies on", () => {
+  let emu: SlackEmulator;
+  beforeEach(async () => {
+    emu = await startSlackEmulator();
+  });
+  afterEach(async () => {
+    await emu.close();
+  });
+
+  it("refuses text over 40,000 characters with msg_too_long", async () => {
+    expect((await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "x".repeat(40_001) })).body).toEqual({ ok: false, error: "msg_too_long" });
+    expect((await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "x".repeat(40_000) })).body.ok).toBe(true);
+  });
+
+  it("refuses a button value over 2,000 characters and an action_id over 255", async () => {
+    const post = (el: unknown) => call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "t", blocks: [{ type: "actions", elements: [el] }] });
+    expect((await post(button("a", "v".repeat(2001)))).body.error).toBe("invalid_blocks");
+    expect((await post(button("a".repeat(256), "v"))).body.error).toBe("invalid_blocks");
+    expect((await post(button("a".repeat(255), "v".repeat(2000)))).body.ok).toBe(true);
+  });
+
+  it("answers an injected rate limit with 429, Retry-After and ratelimited", async () => {
+    emu.failNext("chat.postMessage", { status: 429, retryAfter: 3 });
+    const r = await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "hi" });
+    expect(r).toEqual({ status: 429, retryAfter: "3", body: { ok: false, error: "ratelimited" } });
+  });
+
+  it("tells a bad token from a missing one, and an unknown channel from both", async () => {
+    expect((await call(emu, "auth.test", {}, "xoxb-nope")).body.error).toBe("invalid_auth");
+    expect((await call(emu, "auth.test", {}, "")).body.error).toBe("not_authed");
+    expect((await call(emu, "chat.postMessage", { channel: "C0NOPE", text: "hi" })).body.error).toBe("channel_not_found");
+  });
+
+  it("opens Socket Mode only with the app-level token", async () => {
+    expect((await call(emu, "apps.connections.open", {})).body.error).toBe("not_allowed_token_type");
+    const r = await call(emu, "apps.connections.open", {}, emu.appToken);
+    expect((r.body as { url?: string }).url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/link\/\?ticket=/);
+  });
+});
