@@ -47,12 +47,32 @@ function convertProse(text: string): string {
       return heading ? `<b>${heading[1]}</b>` : line;
     })
     .join("\n");
-  s = s.replace(/\*\*(?=\S)([^\n]*?\S)\*\*/g, "<b>$1</b>");
-  s = s.replace(/(^|[^\w])__(?=\S)([^\n]*?\S)__(?!\w)/g, "$1<b>$2</b>");
-  s = s.replace(/~~(?=\S)([^\n]*?\S)~~/g, "<s>$1</s>");
-  s = s.replace(/(^|[^\w*])\*(?=[^\s*])([^\n*]*?[^\s*])\*(?![\w*])/g, "$1<i>$2</i>");
-  s = s.replace(/(^|[^\w])_(?=[^\s_])([^\n_]*?[^\s_])_(?!\w)/g, "$1<i>$2</i>");
-  return s.replace(/\u0000(\d+)\u0000/g, (_, n: string) => parked[Number(n)]!);
+  const emphasized = emphasize(s);
+  // Crossing markers (**a *b** c*) would give tags Telegram refuses; such a line keeps its stars.
+  const safe = emphasized
+    .split("\n")
+    .map((line, i) => (balanced(line) ? line : s.split("\n")[i]!))
+    .join("\n");
+  return safe.replace(/\u0000(\d+)\u0000/g, (_, n: string) => parked[Number(n)]!);
+}
+
+function emphasize(s: string): string {
+  return s
+    .replace(/\*\*(?=\S)([^\n]*?\S)\*\*/g, "<b>$1</b>")
+    .replace(/(^|[^\w])__(?=\S)([^\n]*?\S)__(?!\w)/g, "$1<b>$2</b>")
+    .replace(/~~(?=\S)([^\n]*?\S)~~/g, "<s>$1</s>")
+    .replace(/(^|[^\w*])\*(?=[^\s*])([^\n*]*?[^\s*])\*(?![\w*])/g, "$1<i>$2</i>")
+    .replace(/(^|[^\w])_(?=[^\s_])([^\n_]*?[^\s_])_(?!\w)/g, "$1<i>$2</i>");
+}
+
+/** True when the b/i/s tags of a line nest properly. */
+function balanced(line: string): boolean {
+  const open: string[] = [];
+  for (const m of line.matchAll(/<(\/?)([bis])>/g)) {
+    if (!m[1]) open.push(m[2]!);
+    else if (open.pop() !== m[2]) return false;
+  }
+  return open.length === 0;
 }
 
 /** The visible text of Telegram HTML we produced (tags dropped, entities decoded), for logs and fallbacks. */
