@@ -41,6 +41,11 @@ export interface OutboundText {
   text: string;
   /** Send without any markup conversion (used to retry after a markup rejection). */
   plain?: boolean;
+  /**
+   * What the message is: progress lines, a notice (queued, refused), or the reply that answers a
+   * message (the final answer, an error, a command's answer). Exactly one reply ends each message.
+   */
+  kind?: "progress" | "notice" | "reply";
 }
 
 /** How a channel sends things. Methods may throw RateLimitedError or MessageRejectedError. */
@@ -74,6 +79,11 @@ export interface ChannelAdapter {
   readonly port: OutboundPort;
   /** Per-target pacing for delivery: at most one message every `minIntervalMs`. */
   readonly pacing: { minIntervalMs: number };
+  /**
+   * Asks the person at this channel a question and resolves with their answer. Only channels
+   * with a person at a prompt (the console) have it; approvals there are asked directly.
+   */
+  prompt?(question: string, signal: AbortSignal): Promise<string>;
   /** Connects and starts feeding `sink`; rejects with a clear message if the token is wrong. */
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;

@@ -1,0 +1,158 @@
+/**
+ * The console channel: the bot in a terminal. Each line typed is a message; progress lines and
+ * answers are printed; approvals are asked right at the prompt (yes / no / always). Used when
+ * no platform token is configured, or when chosen explicitly.
+ *
+ * At a terminal, lines are sent as they are typed (so /stop reaches a running task). From a
+ * pipe or file, each line waits until the previous one is answered, so a scripted session reads
+ * like a typed one: an answer line after a request that needs approval answers the approval.
+ */
+import { createInterface, type Interface } from "node:readline";
+import { userInfo } from "node:os";
+import type { Readable, Writable } from "node:stream";
+import { parseEnvelope, type ChannelCapabilities, type ReplyTarget } from "../../src/envelope.ts";
+import type { ChannelAdapter, InboundSink, OutboundPort, SentMessage } from "../../src/ports.ts";
+
+export interface ConsoleAdapterOptions {
+  input?: Readable;
+  output?: Writable;
+  user?: { id: string; name?: string };
+  /** Called when the input has ended and every line read was answered. */
+  onInputEnd?: () => void;
+  /** Send lines as they come (a terminal) or one answered line at a time (a pipe). Default: from input.isTTY. */
+  interactive?: boolean;
+}
+
+const CAPABILITIES: ChannelCapabilities = {
+  threads: false,
+  inlineApproval: false,
+  edit: false,
+  typing: false,
+  maxMessageChars: 100_000,
+  maxButtonPayloadBytes: 64,
+};
+
+export interface ConsoleAdapter extends ChannelAdapter {
+  prompt(question: string, signal: AbortSignal): Promise<string>;
+}
+
+/** Creates the console adapter. */
+export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): ConsoleAdapter {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const user = options.user ?? { id: "local", name: safeUserName() };
+  const interactive = options.interactive ?? Boolean((input as { isTTY?: boolean }).isTTY);
+  const target: ReplyTarget = { channel: "console", conversationId: "terminal" };
+  let rl: Interface | undefined;
+  let sink: InboundSink | undefined;
+  let counter = 0;
+  let sent = 0;
+  let awaitingReply = 0;
+  let inputEnded = false;
+  const backlog: string[] = [];
+  const questions: Array<{ resolve: (answer: string) => void }> = [];
+
+  const write = (text: string) => output.write(text.endsWith("\n") ? text : `${text}\n`);
+  const showPrompt = () => {
+    if (interactive && questions.length === 0) rl?.prompt(true);
+  };
+
+  const submit = (text: string) => {
+    awaitingReply++;
+    const env = parseEnvelope({
+      id: `console:${process.pid}:${++counter}:${Date.now()}`,
+      channel: "console",
+      conversation: { id: "terminal", kind: "dm" },
+      sender: { id: user.id, name: user.name, isBot: false },
+      mentioned: true,
+      text,
+      replyTo: target,
+      receivedAt: Date.now(),
+      capabilities: CAPABILITIES,
+    });
+    void sink!.message(env);
+  };
+
+  /** Feeds waiting lines: answers first, then the next message once the previous one is answered. */
+  const pump = () => {
+    while (backlog.length) {
+      if (questions.length) {
+        const answer = backlog.shift()!;
+        if (!interactive) write(answer);
+        questions.shift()!.resolve(answer);
+        continue;
+      }
+      if (!interactive && awaitingReply > 0) return;
+      const text = backlog.shift()!.trim();
+      if (text) submit(text);
+    }
+    if (inputEnded && awaitingReply === 0 && questions.length === 0) options.onInputEnd?.();
+  };
+
+  const port: OutboundPort = {
+    async send(_target, message): Promise<SentMessage> {
+      if (message.kind === "progress") write(`  ${message.text.replace(/\n/g, "\n  ")}`);
+      else write(`\ngatehouse › ${message.text}\n`);
+      if (message.kind !== "progress" && message.kind !== "notice" && awaitingReply > 0) awaitingReply--;
+      showPrompt();
+      setImmediate(pump);
+      return { id: String(++sent) };
+    },
+  };
+
+  return {
+    channel: "console",
+    capabilities: CAPABILITIES,
+    port,
+    pacing: { minIntervalMs: 0 },
+    prompt(question, signal) {
+      return new Promise<string>((resolve, reject) => {
+        if (signal.aborted) return reject(new Error("aborted"));
+        const entry = {
+          resolve: (answer: string) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(answer);
+          },
+        };
+        const onAbort = () => {
+          const i = questions.indexOf(entry);
+          if (i >= 0) questions.splice(i, 1);
+          write("\n(no answer; not run)");
+          reject(new Error("aborted"));
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        questions.push(entry);
+        output.write(`\n${question}`);
+        setImmediate(pump);
+      });
+    },
+    async start(s: InboundSink) {
+      sink = s;
+      rl = createInterface({ input, output: interactive ? output : undefined, terminal: interactive, prompt: "you › " });
+      write(`Gatehouse console. Type a message; /stop, /status and /new work here too. Ctrl-D quits.`);
+      showPrompt();
+      rl.on("line", (line) => {
+        if (!interactive && questions.length === 0 && awaitingReply === 0 && backlog.length === 0 && line.trim()) {
+          write(`you › ${line.trim()}`);
+        }
+        backlog.push(line);
+        pump();
+      });
+      rl.on("close", () => {
+        inputEnded = true;
+        pump();
+      });
+    },
+    async stop() {
+      rl?.close();
+    },
+  };
+}
+
+function safeUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The approval manager interface: how a turn asks a person whether a tool call may run.
+ * The engine's approval gate calls it only for calls whose requirement is `prompt`.
+ */
+import type { ReplyTarget, Sender } from "../envelope.ts";
+
+export interface ApprovalRequest {
+  turnId: string;
+  traceId: string;
+  sessionKey: string;
+  callId: string;
+  tool: string;
+  /** The exact arguments the tool will run with, frozen. */
+  args: Record<string, unknown>;
+  argsHash: string;
+  /** Secret-free summary shown to the approver. */
+  argsSummary: string;
+  channel: string;
+  conversationId: string;
+  requester: Sender;
+  target: ReplyTarget;
+  signal: AbortSignal;
+}
+
+/** Where a decision came from, as written to the audit log. */
+export type ApprovalSource = "console" | "backchannel" | "non-interactive" | "timeout" | "cancelled";
+
+export interface ApprovalDecision {
+  outcome: "approved" | "always" | "denied" | "timeout" | "unavailable" | "cancelled";
+  by?: { id: string; name?: string };
+  source: ApprovalSource;
+  /** For `unavailable`: why no one could be asked. */
+  reason?: string;
+}
+
+export interface ApprovalManager {
+  /** `console`, `backchannel` or `non-interactive`. */
+  readonly kind: string;
+  request(request: ApprovalRequest): Promise<ApprovalDecision>;
+}

@@ -1,0 +1,68 @@
+/**
+ * The `gatehouse` command: start, doctor, status, logs, explain, receipts verify.
+ * The CLI's own output goes to stdout/stderr; configuration errors are printed without a stack trace.
+ */
+import { ConfigError } from "./config/load.ts";
+import { runStart } from "./cli/start.ts";
+import { runExplain } from "./cli/explain.ts";
+import { runReceipts } from "./cli/receipts.ts";
+
+const USAGE = `Usage: gatehouse <command> [options]
+
+Commands:
+  start                         run the bot in the foreground (npm start)
+  doctor                        check configuration and environment, with fixes
+  status [--deep]               is the bot running; channels, model, MCP, turns, approvals
+  logs [--follow] [--json] [--trace ID] [--session KEY] [--since 10m]
+                                read the bot's log as a timeline
+  explain --channel C --sender S [--conversation ID]
+                                which tools are offered to whom, and which rule decided
+  receipts verify <receipt> --tool NAME --args JSON --output-file FILE
+                                check a tool-execution receipt
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+async function lazy(module: string, fn: string, argv: string[]): Promise<number> {
+  const mod = (await import(module)) as Record<string, Command>;
+  return mod[fn]!(argv);
+}
+
+const COMMANDS: Record<string, Command> = {
+  start: () => runStart(),
+  explain: (argv) => runExplain(argv),
+  receipts: (argv) => runReceipts(argv),
+  doctor: (argv) => lazy("./cli/doctor.ts", "runDoctor", argv),
+  status: (argv) => lazy("./cli/status.ts", "runStatus", argv),
+  logs: (argv) => lazy("./cli/logs.ts", "runLogs", argv),
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(USAGE);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`gatehouse: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  return command(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`gatehouse: ${message}\n`);
+    if (process.env.LOG_LEVEL === "debug" && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,48 @@
+/**
+ * `gatehouse explain --channel C --sender S [--conversation ID]`: every tool, whether it is
+ * offered to that sender there, whether it needs approval, and which rule decided.
+ */
+import { loadConfig } from "../config/load.ts";
+import { explainPolicy, formatExplain } from "../policy/explain.ts";
+import { builtinTools } from "../tools/builtin/index.ts";
+import { McpHub } from "../tools/mcp/hub.ts";
+import { silentLogger } from "../observe/logger.ts";
+import { openSqliteStore } from "../store/sqlite-store.ts";
+import { readArgs } from "./args.ts";
+
+export async function runExplain(argv: string[]): Promise<number> {
+  const { values } = readArgs(argv, {
+    channel: { type: "string" },
+    sender: { type: "string" },
+    conversation: { type: "string" },
+    "no-mcp": { type: "boolean" },
+  });
+  const channel = values.channel as string | undefined;
+  const sender = values.sender as string | undefined;
+  if (!channel || !sender) {
+    process.stderr.write("usage: gatehouse explain --channel slack --sender U123 [--conversation C1] [--no-mcp]\n");
+    return 2;
+  }
+  const conversationId = values.conversation as string | undefined;
+  const config = loadConfig();
+  const tools = builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell });
+  const descriptors = tools.map((t) => ({ name: t.name, risk: t.risk, owner: t.owner }));
+  descriptors.push({ name: "tool_search", risk: "read", owner: "builtin" });
+  if (!values["no-mcp"] && Object.keys(config.mcp.servers).length) {
+    const hub = new McpHub(config.mcp, silentLogger());
+    await hub.start();
+    for (const t of hub.tools()) descriptors.push({ name: t.name, risk: t.risk, owner: t.owner });
+    await hub.close();
+  }
+  const remembered = new Set<string>();
+  if (conversationId) {
+    const store = await openSqliteStore({ dataDir: config.dataDir });
+    const scope =
+      config.approval.alwaysScope === "sender" ? `sender:${channel}:${sender}` : `conversation:${channel}:${conversationId}`;
+    for (const d of descriptors) if (await store.hasAlways(scope, d.name)) remembered.add(d.name);
+    await store.close();
+  }
+  const rows = explainPolicy(config.tools, config.approval, descriptors, { channel, senderId: sender, conversationId }, remembered);
+  process.stdout.write(`Tools for ${channel}:${sender}${conversationId ? ` in ${conversationId}` : ""}:\n\n${formatExplain(rows)}\n`);
+  return 0;
+}

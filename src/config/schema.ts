@@ -1,0 +1,120 @@
+/**
+ * The one configuration schema. Every value the bot reads comes through here, from the
+ * environment (and `.env`) or from the config file named by GATEHOUSE_CONFIG; see load.ts.
+ */
+import { z } from "zod";
+import {
+  ApprovalConfigSchema,
+  HookConfigSchema,
+  LoopConfigSchema,
+  ReceiptsConfigSchema,
+  ToolPolicyConfigSchema,
+} from "../policy/schema.ts";
+import { McpConfigSchema } from "../tools/mcp/schema.ts";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const ModelConfigSchema = z.strictObject({
+  apiKey: z.string().min(1).optional(),
+  baseURL: z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional(),
+  name: z.string().min(1).default("gpt-4o-mini"),
+  toolProtocol: z.enum(["native", "text", "auto"]).default("auto"),
+  timeoutMs: z.number().int().positive().default(120_000),
+  maxRetries: z.number().int().min(0).max(10).default(2),
+  systemPrompt: z.string().optional(),
+});
+
+const EngineConfigSchema = z.strictObject({
+  maxIterations: z.number().int().min(1).max(100).default(10),
+  maxToolResultChars: z.number().int().min(200).default(16_000),
+  /** Output longer than this many characters is saved to a file and referenced by path. */
+  spillToolResultChars: z.number().int().min(1000).default(200_000),
+  parallelTools: z.boolean().default(false),
+  /** How many stored messages are loaded as the prompt's history. */
+  historyLimit: z.number().int().min(2).max(1000).default(40),
+  /** Tools the duplicate guard never collapses (calls meant to repeat). */
+  duplicateExempt: z.array(z.string()).default([]),
+});
+
+/** Who may talk to the bot on one channel. `*` means anyone; an empty list means no one. */
+const AccessConfigSchema = z.strictObject({
+  users: z.array(z.string()).default(["*"]),
+  conversations: z.array(z.string()).default(["*"]),
+  /** DMs: open to allowed users, or off. */
+  dm: z.enum(["open", "off"]).default("open"),
+  /** In groups and channels, answer only when addressed (mention, reply, or a thread the bot is in). */
+  mentionGate: z.boolean().default(true),
+  /** A refused sender is told so at most once per this period. */
+  refusalCooldownMs: z.number().int().min(0).default(10 * 60_000),
+});
+
+const SlackConfigSchema = z.strictObject({
+  botToken: z.string().regex(/^xoxb-/, "must be a bot token starting with xoxb- (OAuth & Permissions page)").optional(),
+  appToken: z.string().regex(/^xapp-/, "must be an app-level token starting with xapp- (Basic Information → App-Level Tokens)").optional(),
+  signingSecret: z.string().min(8).optional(),
+  apiUrl: z.url().optional(),
+  port: z.number().int().min(0).max(65535).default(3000),
+  slashCommand: z.string().regex(/^\//).optional(),
+  access: AccessConfigSchema.prefault({}),
+});
+
+const DiscordConfigSchema = z.strictObject({
+  token: z.string().min(20, "must be the bot token from the Developer Portal (Bot → Reset Token)").optional(),
+  apiUrl: z.url().optional(),
+  allowedGuilds: z.array(z.string()).optional(),
+  registerSlashCommands: z.boolean().default(false),
+  access: AccessConfigSchema.prefault({}),
+});
+
+const TelegramConfigSchema = z.strictObject({
+  botToken: z.string().regex(/^\d+:[A-Za-z0-9_-]{20,}$/, "must look like 123456:ABC-DEF… (from @BotFather)").optional(),
+  apiRoot: z.url().optional(),
+  webhookUrl: z.url().optional(),
+  webhookSecret: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "may contain only A-Z, a-z, 0-9, _ and -").optional(),
+  webhookPort: z.number().int().min(0).max(65535).default(8443),
+  editProgressInPlace: z.boolean().default(false),
+  access: AccessConfigSchema.prefault({}),
+});
+
+const GatewayConfigSchema = z.strictObject({
+  maxConcurrentTurns: z.number().int().min(1).max(256).default(8),
+  /** Messages waiting behind a running turn in one session, at most. */
+  maxQueuedPerSession: z.number().int().min(0).max(100).default(5),
+  dedupeTtlMs: z.number().int().min(1000).default(24 * 3600_000),
+});
+
+const HttpToolConfigSchema = z.strictObject({
+  allowPrivateNetwork: z.boolean().default(false),
+  allowHosts: z.array(z.string()).default([]),
+  timeoutMs: z.number().int().positive().default(15_000),
+});
+
+const ShellToolConfigSchema = z.strictObject({
+  timeoutMs: z.number().int().positive().default(60_000),
+});
+
+export const ConfigSchema = z.strictObject({
+  model: ModelConfigSchema.prefault({}),
+  dataDir: z.string().min(1).default("./data"),
+  workspace: z.string().min(1).optional(),
+  logLevel: z.enum(LOG_LEVELS).default("info"),
+  /** Channels to start; default: every channel whose token is set, else the console. */
+  channels: z.array(z.enum(["console", "slack", "discord", "telegram"])).optional(),
+  engine: EngineConfigSchema.prefault({}),
+  gateway: GatewayConfigSchema.prefault({}),
+  tools: ToolPolicyConfigSchema.prefault({}),
+  approval: ApprovalConfigSchema.prefault({}),
+  hooks: HookConfigSchema.prefault([]),
+  receipts: ReceiptsConfigSchema.prefault({}),
+  loop: LoopConfigSchema.prefault({}),
+  mcp: McpConfigSchema.prefault({}),
+  http: HttpToolConfigSchema.prefault({}),
+  shell: ShellToolConfigSchema.prefault({}),
+  slack: SlackConfigSchema.prefault({}),
+  discord: DiscordConfigSchema.prefault({}),
+  telegram: TelegramConfigSchema.prefault({}),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type AccessConfig = z.infer<typeof AccessConfigSchema>;
+export type ChannelName = "console" | "slack" | "discord" | "telegram";

@@ -1,0 +1,68 @@
+/**
+ * Delivery: one outbound queue per target, created on first use, for every channel. The gateway
+ * posts progress lines, answers and approval cards through it; see target-queue.ts.
+ */
+import type { Logger } from "pino";
+import { targetKeyOf, type ReplyTarget } from "../envelope.ts";
+import type { OutboundPort } from "../ports.ts";
+import type { Observer } from "../observe/observer.ts";
+import { TargetQueue } from "./target-queue.ts";
+
+export interface ChannelOutlet {
+  port: OutboundPort;
+  maxMessageChars: number;
+  minIntervalMs: number;
+}
+
+export class Delivery {
+  private readonly queues = new Map<string, TargetQueue>();
+  private readonly outlets = new Map<string, ChannelOutlet>();
+  private readonly log: Logger;
+  private readonly observer: Observer;
+
+  constructor(log: Logger, observer: Observer) {
+    this.log = log;
+    this.observer = observer;
+  }
+
+  /** Registers how a channel sends. */
+  addChannel(channel: string, outlet: ChannelOutlet): void {
+    this.outlets.set(channel, outlet);
+  }
+
+  /** The queue of a target (created on first use). */
+  queue(target: ReplyTarget): TargetQueue {
+    const key = targetKeyOf(target);
+    let q = this.queues.get(key);
+    if (!q) {
+      const outlet = this.outlets.get(target.channel);
+      if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
+      q = new TargetQueue({
+        port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.minIntervalMs,
+        log: this.log.child({ target: key }), observer: this.observer,
+      });
+      this.queues.set(key, q);
+    }
+    return q;
+  }
+
+  progress(target: ReplyTarget, line: string): void {
+    this.queue(target).progress(line);
+  }
+
+  /** Posts text; `as: "notice"` for messages that do not answer (queued, refused). */
+  send(target: ReplyTarget, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
+    return this.queue(target).text(text, as);
+  }
+
+  run<T>(target: ReplyTarget, action: () => Promise<T>): Promise<T> {
+    return this.queue(target).action(action);
+  }
+
+  /** Waits until every queue is empty, or `timeoutMs` passes. */
+  async flush(timeoutMs = 10_000): Promise<void> {
+    const all = Promise.all([...this.queues.values()].map((q) => q.drained()));
+    await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    for (const [key, q] of this.queues) if (q.idle) this.queues.delete(key);
+  }
+}

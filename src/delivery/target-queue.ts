@@ -1,0 +1,180 @@
+/**
+ * The outbound queue of one target (a conversation, or a thread in it). Everything posted
+ * there goes through it in order: progress lines (coalesced when they pile up), answers (split
+ * at the channel's limit) and actions such as approval cards. It paces sends, waits out a 429
+ * for as long as the platform advises, retries other failures a bounded number of times, and
+ * keeps trying the final answer while the platform accepts messages at all.
+ */
+import type { Logger } from "pino";
+import type { ReplyTarget } from "../envelope.ts";
+import { MessageRejectedError, RateLimitedError, type OutboundPort } from "../ports.ts";
+import type { Observer } from "../observe/observer.ts";
+import { scrubSecrets } from "../observe/scrub.ts";
+import { splitMessage } from "./chunking.ts";
+
+type Item =
+  | { kind: "progress"; text: string }
+  | { kind: "text"; text: string; as: "notice" | "reply"; settle: (err?: Error) => void }
+  | { kind: "action"; run: () => Promise<void>; settle: (err?: Error) => void };
+
+export interface TargetQueueOptions {
+  port: OutboundPort;
+  target: ReplyTarget;
+  maxMessageChars: number;
+  minIntervalMs: number;
+  log: Logger;
+  observer: Observer;
+  /** Attempts for failures other than 429 (default 3). */
+  maxAttempts?: number;
+  /** How many 429s in a row one message waits out before giving up (default 20). */
+  maxRateLimitWaits?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class TargetQueue {
+  private readonly items: Item[] = [];
+  private running = false;
+  private lastSentAt = 0;
+  private readonly o: Required<TargetQueueOptions>;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(options: TargetQueueOptions) {
+    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, ...options };
+  }
+
+  /** Queues a progress line; lines that pile up are posted together. */
+  progress(line: string): void {
+    this.items.push({ kind: "progress", text: scrubSecrets(line) });
+    this.kick();
+  }
+
+  /** Queues text (split at the limit); resolves once every part is posted. */
+  text(text: string, as: "notice" | "reply" = "reply"): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.items.push({ kind: "text", text: scrubSecrets(text), as, settle: (err) => (err ? reject(err) : resolve()) });
+      this.kick();
+    });
+  }
+
+  /** Runs a platform call in this target's order and pacing, retried on 429. */
+  action<T>(run: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let value: T;
+      this.items.push({
+        kind: "action",
+        run: async () => {
+          value = await run();
+        },
+        settle: (err) => (err ? reject(err) : resolve(value)),
+      });
+      this.kick();
+    });
+  }
+
+  get idle(): boolean {
+    return !this.running && this.items.length === 0;
+  }
+
+  /** Resolves when everything queued so far is sent (or given up). */
+  drained(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private kick(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.drain().finally(() => {
+      this.running = false;
+      if (this.items.length) this.kick();
+      else for (const w of this.idleWaiters.splice(0)) w();
+    });
+  }
+
+  private async pace(): Promise<void> {
+    const wait = this.lastSentAt + this.o.minIntervalMs - Date.now();
+    if (wait > 0) await sleep(wait);
+  }
+
+  private async drain(): Promise<void> {
+    while (this.items.length) {
+      await this.pace();
+      const item = this.items[0]!;
+      if (item.kind === "progress") {
+        const lines: string[] = [];
+        let size = 0;
+        while (this.items[0]?.kind === "progress") {
+          const next = (this.items[0] as { text: string }).text;
+          if (lines.length && size + next.length + 1 > this.o.maxMessageChars) break;
+          lines.push(next);
+          size += next.length + 1;
+          this.items.shift();
+        }
+        if (lines.length > 1) this.o.observer.emit({ event: "delivery.coalesced", lines: lines.length });
+        await this.sendText(lines.join("\n"), "progress", false).catch((err: Error) =>
+          this.o.log.warn({ err: err.message }, "progress line dropped after retries"),
+        );
+        continue;
+      }
+      this.items.shift();
+      try {
+        if (item.kind === "text") {
+          for (const part of splitMessage(item.text, this.o.maxMessageChars)) {
+            await this.pace();
+            await this.sendText(part, item.as, true);
+          }
+        } else {
+          await this.withRetries(() => item.run(), true);
+        }
+        item.settle();
+      } catch (err) {
+        this.o.log.error({ err: (err as Error).message }, "delivery failed");
+        item.settle(err as Error);
+      }
+    }
+  }
+
+  /** Sends one message that fits the limit; re-splits if the platform still finds it too long. */
+  private async sendText(text: string, kind: "progress" | "notice" | "reply", important: boolean, plain = false): Promise<void> {
+    try {
+      await this.withRetries(() => this.o.port.send(this.o.target, { text, plain, kind }).then(() => undefined), important);
+    } catch (err) {
+      if (err instanceof MessageRejectedError && err.reason === "too_long" && text.length > 32) {
+        for (const part of splitMessage(text, Math.floor(text.length / 2))) await this.sendText(part, kind, important, plain);
+        return;
+      }
+      if (err instanceof MessageRejectedError && err.reason === "bad_markup" && !plain) {
+        return this.sendText(text, kind, important, true);
+      }
+      throw err;
+    }
+  }
+
+  private async withRetries(call: () => Promise<void>, important: boolean): Promise<void> {
+    let failures = 0;
+    let rateLimits = 0;
+    for (;;) {
+      try {
+        await call();
+        this.lastSentAt = Date.now();
+        this.o.observer.emit({ event: "delivery.sent", target: this.o.target.conversationId });
+        return;
+      } catch (err) {
+        this.lastSentAt = Date.now();
+        if (err instanceof RateLimitedError) {
+          rateLimits++;
+          if (rateLimits > this.o.maxRateLimitWaits * (important ? 3 : 1)) throw err;
+          this.o.log.info({ retryAfterMs: err.retryAfterMs }, "rate limited; waiting as advised");
+          await sleep(Math.max(err.retryAfterMs, 50));
+          continue;
+        }
+        if (err instanceof MessageRejectedError) throw err;
+        failures++;
+        if (failures >= this.o.maxAttempts) throw err;
+        this.o.log.warn({ err: (err as Error).message, attempt: failures }, "send failed; retrying");
+        await sleep(300 * 2 ** failures);
+      }
+    }
+  }
+}

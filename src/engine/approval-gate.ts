@@ -1,0 +1,95 @@
+/**
+ * Step 3.5 — the approval gate. Owns the boundary between a call that may run and one that
+ * waits for a person: the requirement (not-required | approved-by-policy | prompt) from policy,
+ * hooks and remembered "always" decisions; asking the turn's approval manager; remembering
+ * "always"; writing every request and decision to the audit log.
+ */
+import { approvalRequirement } from "../policy/tool-policy.ts";
+import { summarizeArgs } from "../approval/summary.ts";
+import type { AnyTool } from "../tools/tool.ts";
+import { synthetic, type SyntheticResult } from "./synthetic.ts";
+import type { ResolvedExecution, TurnState } from "./types.ts";
+
+export type ApprovalStanding = "not-required" | "approved-by-policy" | "approved-by-person";
+
+export type GateOutcome =
+  | { pass: true; standing: ApprovalStanding; prompted: boolean }
+  | { pass: false; result: SyntheticResult; prompted: boolean };
+
+/** The scope an "always" decision is remembered in. */
+export function alwaysScope(exec: ResolvedExecution, state: TurnState): string {
+  const env = state.envelope;
+  return exec.policy.approval.alwaysScope === "sender"
+    ? `sender:${env.channel}:${env.sender.id}`
+    : `conversation:${env.channel}:${env.conversation.id}`;
+}
+
+/** Whether the call needs a person, before asking anyone (used by the repeat guard). */
+export async function requirementOf(
+  exec: ResolvedExecution,
+  state: TurnState,
+  tool: AnyTool,
+  hookRequired: boolean,
+): Promise<{ requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string }> {
+  if (hookRequired) return { requirement: "prompt", rule: "a before_tool_call hook requires approval" };
+  const env = state.envelope;
+  const remembered = await exec.store.hasAlways(alwaysScope(exec, state), tool.name);
+  return approvalRequirement(
+    exec.policy.approval,
+    tool,
+    { channel: env.channel, senderId: env.sender.id, conversationId: env.conversation.id },
+    remembered,
+  );
+}
+
+/** Runs the gate for one call whose requirement is known. */
+export async function passApprovalGate(
+  exec: ResolvedExecution,
+  state: TurnState,
+  call: { id: string; tool: AnyTool; params: Record<string, unknown>; argsHash: string },
+  requirement: { requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string },
+): Promise<GateOutcome> {
+  if (requirement.requirement === "not-required") return { pass: true, standing: "not-required", prompted: false };
+  if (requirement.requirement === "approved-by-policy") {
+    return { pass: true, standing: "approved-by-policy", prompted: false };
+  }
+  const env = state.envelope;
+  const tool = call.tool.name;
+  const base = { traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel, tool, argsHash: call.argsHash };
+  state.emit({ type: "approval.waiting", callId: call.id, tool });
+  exec.observer.emit({ event: "approval.requested", ...base, callId: call.id, manager: exec.approvals.kind, rule: requirement.rule });
+  await exec.store.appendAudit({
+    at: Date.now(), kind: "approval.requested", ...base, actorId: env.sender.id, actorName: env.sender.name,
+    source: exec.approvals.kind, detail: requirement.rule,
+  });
+  const decision = await exec.approvals.request({
+    turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
+    args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
+    conversationId: env.conversation.id, requester: env.sender, target: env.replyTo, signal: state.signal,
+  });
+  exec.observer.emit({ event: "approval.decided", ...base, callId: call.id, outcome: decision.outcome, by: decision.by?.id, source: decision.source });
+  await exec.store.appendAudit({
+    at: Date.now(), kind: "approval.decided", ...base, actorId: decision.by?.id, actorName: decision.by?.name,
+    source: decision.source, outcome: decision.outcome, detail: decision.reason,
+  });
+  const who = decision.by ? (decision.by.name ? `${decision.by.name} (${decision.by.id})` : decision.by.id) : "unknown";
+  switch (decision.outcome) {
+    case "always":
+      await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
+      return { pass: true, standing: "approved-by-person", prompted: true };
+    case "approved":
+      return { pass: true, standing: "approved-by-person", prompted: true };
+    case "denied":
+      return { pass: false, result: synthetic.deniedByPerson(tool, who), prompted: true };
+    case "timeout":
+      return {
+        pass: false,
+        result: synthetic.approvalTimeout(tool, Math.round(exec.policy.approval.timeoutMs / 60_000)),
+        prompted: true,
+      };
+    case "cancelled":
+      return { pass: false, result: synthetic.approvalCancelled(tool), prompted: true };
+    case "unavailable":
+      return { pass: false, result: synthetic.noApprovalChannel(tool, decision.reason), prompted: true };
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Step 3 — prepare. Owns everything between a parsed call and a runnable one, in this order:
+ * refusal of tools not offered (before any hook), before_tool_call hooks, channel delivery
+ * defaults, stripping a model-supplied `approved` flag, argument validation, the repeat guard,
+ * the approval gate, the runtime approval marker, the duplicate guard, and the loop detector.
+ */
+import { canonicalJson } from "../observe/receipts.ts";
+import { hashCall } from "../approval/summary.ts";
+import { validateArgs } from "../tools/registry.ts";
+import type { LoopDetector } from "./loop-detector.ts";
+import type { AnyTool, ToolResult } from "../tools/tool.ts";
+import type { Availability } from "./availability.ts";
+import { passApprovalGate, requirementOf, type ApprovalStanding } from "./approval-gate.ts";
+import { synthetic } from "./synthetic.ts";
+import type { ParsedCall, ResolvedExecution, TurnState } from "./types.ts";
+
+export interface PreparedCall {
+  call: ParsedCall;
+  tool?: AnyTool;
+  /** The arguments the tool runs with (after hooks; frozen once approval was asked). */
+  params: Record<string, unknown>;
+  /** Set when the call will not run; the result the model gets instead. */
+  result?: ToolResult;
+  standing: ApprovalStanding;
+  /** A person was asked about this call. */
+  prompted: boolean;
+  /** A note for the model from the loop detector, appended to the result. */
+  loopWarning?: string;
+}
+
+/** State the guards keep across the batches of one turn. */
+export interface TurnGuards {
+  /** Prompt-required calls that were not approved, by call hash. */
+  unapprovedPrompts: Set<string>;
+  loop: LoopDetector;
+  /** Set when a guard ends the turn: the message the person sees. */
+  endTurn?: string;
+}
+
+const APPROVED_FLAGS = ["approved", "__approved", "_approved"];
+
+/** Prepares a batch of calls, in the model's order. */
+export async function prepareCalls(
+  exec: ResolvedExecution,
+  state: TurnState,
+  calls: ParsedCall[],
+  availability: Availability,
+  guards: TurnGuards,
+): Promise<PreparedCall[]> {
+  const prepared: PreparedCall[] = [];
+  const firstOfKind = new Map<string, string>();
+  const env = state.envelope;
+
+  for (const call of calls) {
+    const p: PreparedCall = { call, params: call.args, standing: "not-required", prompted: false };
+    prepared.push(p);
+    if (guards.endTurn || state.signal.aborted) {
+      p.result = synthetic.interrupted(call.name);
+      continue;
+    }
+    if (call.parseError) {
+      p.result = synthetic.parseError(call.name, call.parseError);
+      continue;
+    }
+    const tool = availability.offered.get(call.name);
+    if (!tool) {
+      const refusal = availability.refusals.get(call.name);
+      if (refusal?.byPolicy) {
+        p.result = synthetic.policyRefused(call.name, refusal.rule);
+        exec.observer.emit({ event: "policy.refused", traceId: state.traceId, sessionKey: state.sessionKey, tool: call.name, rule: refusal.rule });
+        await exec.store.appendAudit({
+          at: Date.now(), kind: "policy.refused", traceId: state.traceId, sessionKey: state.sessionKey,
+          channel: env.channel, tool: call.name, actorId: env.sender.id, source: "policy", outcome: "refused", detail: refusal.rule,
+        });
+      } else if (refusal) {
+        p.result = synthetic.parseError(call.name, refusal.rule);
+      } else {
+        p.result = synthetic.unknownTool(call.name, [...availability.offered.keys()]);
+      }
+      continue;
+    }
+    p.tool = tool;
+
+    // 3.1 before_tool_call hooks: block (sticky), rewrite, or require approval (freezes params).
+    const hooked = await exec.hooks.runBefore({
+      callId: call.id, tool: tool.name, owner: tool.owner, params: call.args, sessionKey: state.sessionKey, senderId: env.sender.id, channel: env.channel,
+    });
+    if (hooked.blocked) {
+      p.result = synthetic.hookBlocked(tool.name, hooked.blocked.by, hooked.blocked.reason);
+      exec.observer.emit({ event: "hook.blocked", traceId: state.traceId, tool: tool.name, hook: hooked.blocked.by });
+      await exec.store.appendAudit({
+        at: Date.now(), kind: "hook.blocked", traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel,
+        tool: tool.name, source: `hook:${hooked.blocked.by}`, outcome: "blocked", detail: hooked.blocked.reason,
+      });
+      continue;
+    }
+    // 3.2 channel delivery defaults: a tool that posts somewhere defaults to this conversation.
+    let params = { ...hooked.params };
+    if (isDeliveryTool(tool) && params.deliver_to === undefined) params.deliver_to = env.replyTo;
+    // 3.3 a model-supplied approval flag never counts.
+    for (const flag of APPROVED_FLAGS) delete params[flag];
+    const valid = validateArgs(tool, params);
+    if (!valid.ok) {
+      p.result = synthetic.invalidArgs(tool.name, valid.error);
+      continue;
+    }
+    params = valid.value as Record<string, unknown>;
+    p.params = params;
+    const argsHash = hashCall(tool.name, params);
+
+    // 3.4 repeat guard: the same prompt-required call asked again after it was not approved ends the turn.
+    const requirement = await requirementOf(exec, state, tool, Boolean(hooked.approvalRequired));
+    if (requirement.requirement === "prompt" && guards.unapprovedPrompts.has(argsHash)) {
+      guards.endTurn = `I stopped: the model asked again to run ${tool.name} with the same arguments after it was not approved.`;
+      p.result = synthetic.interrupted(tool.name);
+      continue;
+    }
+    // 3.5 approval gate.
+    const gate = await passApprovalGate(exec, state, { id: call.id, tool, params, argsHash }, requirement);
+    p.prompted = gate.prompted;
+    if (!gate.pass) {
+      guards.unapprovedPrompts.add(argsHash);
+      p.result = gate.result;
+      continue;
+    }
+    // 3.6 the runtime approval marker, only for calls approved by policy or a person.
+    p.standing = gate.standing;
+
+    // 3.7 duplicate guard: identical calls in one batch run once.
+    const key = canonicalJson({ tool: tool.name, params });
+    const first = firstOfKind.get(key);
+    if (first && !exec.knobs.duplicateExempt.includes(tool.name)) {
+      p.result = synthetic.duplicate(tool.name, first);
+      continue;
+    }
+    firstOfKind.set(key, call.id);
+
+    // Loop detector: warn → a note to the model; block → not run; abort → the turn ends.
+    const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical: canonicalJson(params) });
+    if (loop.level === "warn") p.loopWarning = loop.reason;
+    if (loop.level === "block" || loop.level === "abort") {
+      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, tool: tool.name, level: loop.level, reason: loop.reason });
+      p.result = synthetic.loopBlocked(tool.name, loop.reason ?? "repeated calls");
+      if (loop.level === "abort") guards.endTurn = `I stopped this task: ${loop.reason ?? "the model kept repeating itself"}.`;
+    } else if (loop.level === "warn") {
+      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, tool: tool.name, level: "warn", reason: loop.reason });
+    }
+  }
+  return prepared;
+}
+
+/** Tools that post to a channel declare a `deliver_to` parameter; it defaults to the current thread. */
+function isDeliveryTool(tool: AnyTool): boolean {
+  const schema = tool.jsonSchema as { properties?: Record<string, unknown> } | undefined;
+  return Boolean(schema?.properties && "deliver_to" in schema.properties);
+}

@@ -1,0 +1,75 @@
+/**
+ * Step 5 — record. Owns turning dispatched calls into what the model sees next: one tool
+ * message per original call, in the model's order; empty output as `(no output)`; output bounded
+ * to maxToolResultChars (head and tail kept, with a marker naming how much was cut; very large
+ * output saved to a file and referenced by path); receipts for successful executions; progress
+ * events; after_tool_call hooks.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { ChatMessage } from "../model/types.ts";
+import type { ToolResult } from "../tools/tool.ts";
+import type { DispatchedCall } from "./dispatch.ts";
+import type { ResolvedExecution, TurnState } from "./types.ts";
+
+/** Keeps the head and tail of `text` within `max` characters, saying how much was cut. */
+export function truncateMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.length - max;
+  const marker = `\n[… ${cut} characters cut from the middle of ${text.length} …]\n`;
+  const keep = Math.max(0, max - marker.length);
+  const head = Math.ceil(keep * 0.6);
+  const tail = keep - head;
+  return text.slice(0, head) + marker + (tail > 0 ? text.slice(text.length - tail) : "");
+}
+
+/** The text the model sees for a result, before bounding. */
+export function resultText(result: ToolResult): string {
+  if (result.success) return result.output.trim() === "" ? "(no output)" : result.output;
+  const error = result.error ?? "the tool failed";
+  const body = result.output && result.output.trim() !== "" ? `\n${result.output}` : "";
+  return `Error: ${error}${body}`;
+}
+
+async function bound(exec: ResolvedExecution, state: TurnState, callId: string, text: string): Promise<string> {
+  const { maxToolResultChars, spillToolResultChars, spillDir } = exec.knobs;
+  if (text.length <= maxToolResultChars) return text;
+  if (text.length > spillToolResultChars) {
+    await mkdir(spillDir, { recursive: true });
+    const file = path.join(spillDir, `${state.turnId}-${callId.replace(/[^A-Za-z0-9_-]/g, "_")}.txt`);
+    await writeFile(file, text, { mode: 0o600 });
+    const note = `\n[full output (${text.length} characters) saved to ${file}]`;
+    return truncateMiddle(text, maxToolResultChars - note.length) + note;
+  }
+  return truncateMiddle(text, maxToolResultChars);
+}
+
+/** Records a dispatched batch: tool messages in order, progress events, receipts, after hooks. */
+export async function recordResults(
+  exec: ResolvedExecution,
+  state: TurnState,
+  dispatched: DispatchedCall[],
+): Promise<ChatMessage[]> {
+  const messages: ChatMessage[] = [];
+  for (const d of dispatched) {
+    let receipt: string | undefined;
+    if (d.ran && d.result.success && exec.receipts) {
+      const args = d.standing === "not-required" ? d.params : { ...d.params, approved: d.standing };
+      receipt = await exec.receipts.sign({ sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, output: d.result.output });
+    }
+    if (d.ran) {
+      state.emit({
+        type: "tool.finish", callId: d.call.id, tool: d.call.name, ms: d.ms, success: d.result.success,
+        error: d.result.error, receipt: exec.receipts?.show ? receipt : undefined,
+      });
+      await exec.hooks.runAfter({
+        callId: d.call.id, tool: d.call.name, params: d.params, sessionKey: state.sessionKey,
+        senderId: state.envelope.sender.id, channel: state.envelope.channel, result: d.result, ms: d.ms,
+      });
+    }
+    let text = await bound(exec, state, d.call.id, resultText(d.result));
+    if (d.loopWarning) text += `\n[note: ${d.loopWarning}. Change your approach instead of repeating the call.]`;
+    messages.push({ role: "tool", tool_call_id: d.call.id, content: text });
+  }
+  return messages;
+}

@@ -1,0 +1,103 @@
+/**
+ * The engine's two inputs, kept apart: ResolvedExecution (stable per agent and channel) and
+ * TurnState (per message); and the TurnEvents a turn emits to its sink.
+ */
+import type { Logger } from "pino";
+import type { IngressEnvelope } from "../envelope.ts";
+import type { ChatMessage, ModelClient } from "../model/types.ts";
+import type { AnyTool } from "../tools/tool.ts";
+import type { ApprovalManager } from "../approval/types.ts";
+import type { Store } from "../store/store.ts";
+import type { ApprovalConfig, LoopConfig, ToolPolicyConfig } from "../policy/schema.ts";
+import type { HookRegistry } from "../policy/hooks.ts";
+import type { FilterGroup } from "../tools/mcp/schema.ts";
+import type { Observer } from "../observe/observer.ts";
+
+/** Runtime knobs of the loop. */
+export interface EngineKnobs {
+  maxIterations: number;
+  maxToolResultChars: number;
+  spillToolResultChars: number;
+  parallelTools: boolean;
+  duplicateExempt: string[];
+  /** Tools never offered nor run in this execution, whatever the policy says. */
+  excludedTools: string[];
+  /** Where oversized tool output is saved. */
+  spillDir: string;
+  workspace: string;
+  systemPrompt: string;
+}
+
+/** Signs successful executions (HMAC receipts); absent when receipts are disabled. */
+export interface ReceiptSigner {
+  sign(input: { sessionKey: string; callId: string; tool: string; args: Record<string, unknown>; output: string }): Promise<string>;
+  /** Show the receipt id in the tool result line. */
+  show: boolean;
+}
+
+/** MCP deferred activation: which MCP tools a session has activated through tool_search. */
+export interface ToolActivation {
+  deferred: boolean;
+  filterGroups: FilterGroup[];
+  isActive(sessionKey: string, tool: string): boolean;
+  activate(sessionKey: string, tools: string[]): void;
+}
+
+/** Everything stable for an agent on a channel: the engine reads its inputs from here and TurnState only. */
+export interface ResolvedExecution {
+  model: ModelClient;
+  /** Every tool that exists (built-ins, MCP, tool_search); availability filters it per turn. */
+  catalog: () => AnyTool[];
+  policy: { tools: ToolPolicyConfig; approval: ApprovalConfig; loop: LoopConfig };
+  hooks: HookRegistry;
+  approvals: ApprovalManager;
+  store: Store;
+  observer: Observer;
+  log: Logger;
+  knobs: EngineKnobs;
+  receipts?: ReceiptSigner;
+  activation?: ToolActivation;
+}
+
+/** A progress or output event of a turn, for the channel's delivery. */
+export type TurnEvent =
+  | { type: "tool.start"; callId: string; tool: string; hint?: string }
+  | { type: "tool.finish"; callId: string; tool: string; ms: number; success: boolean; error?: string; receipt?: string }
+  | { type: "approval.waiting"; callId: string; tool: string }
+  | { type: "text.delta"; text: string }
+  | { type: "notice"; text: string }
+  | { type: "final"; text: string };
+
+export interface TurnState {
+  turnId: string;
+  traceId: string;
+  sessionKey: string;
+  envelope: IngressEnvelope;
+  /** Prior conversation, oldest first (bounded by the store's history limit). */
+  history: ChatMessage[];
+  signal: AbortSignal;
+  /** Messages that arrived for this session while the turn ran and were offered to it. */
+  steering: string[];
+  emit: (event: TurnEvent) => void;
+}
+
+export type TurnStatus = "done" | "cancelled" | "failed" | "stopped";
+
+export interface TurnOutcome {
+  status: TurnStatus;
+  /** The final answer (or the message saying why there is none). */
+  text: string;
+  /** Messages to append to the session history: user message, tool turns, answer. Never orphaned tool calls. */
+  newMessages: ChatMessage[];
+  /** For failed turns: the error a person sees, without internals. */
+  error?: string;
+}
+
+/** One tool call as the model made it, normalized. */
+export interface ParsedCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  /** Set when the arguments could not be parsed; the call then gets an error result. */
+  parseError?: string;
+}

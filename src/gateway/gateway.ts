@@ -1,0 +1,212 @@
+/**
+ * The gateway: what every channel hands its inbound events to. Dedupe, access, commands and
+ * approval clicks (the control lane: handled at once), then the session lane, the turn, and the
+ * reply through delivery. Every message gets an answer or a clear error with its reference id.
+ */
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { AccessConfig } from "../config/schema.ts";
+import {
+  parseBotCommand,
+  sessionKeyOf,
+  type ApprovalClick,
+  type ApprovalClickOutcome,
+  type BotCommand,
+  type IngressEnvelope,
+} from "../envelope.ts";
+import type { InboundSink, OutboundPort } from "../ports.ts";
+import type { PendingApprovals } from "../approval/pending-approvals.ts";
+import type { Delivery } from "../delivery/delivery.ts";
+import { keepTyping } from "../delivery/typing.ts";
+import { runTurn } from "../engine/turn.ts";
+import type { ResolvedExecution, TurnEvent } from "../engine/types.ts";
+import type { ChatMessage } from "../model/types.ts";
+import type { Observer } from "../observe/observer.ts";
+import { progressLine } from "../observe/progress.ts";
+import type { Store } from "../store/store.ts";
+import { AccessControl, REFUSAL_TEXT } from "./access.ts";
+import { SessionLanes } from "./lanes.ts";
+
+/** What the gateway knows of one channel. */
+export interface ChannelRuntime {
+  exec: ResolvedExecution;
+  port: OutboundPort;
+  access: AccessConfig;
+}
+
+export interface GatewayOptions {
+  store: Store;
+  delivery: Delivery;
+  approvals: PendingApprovals;
+  log: Logger;
+  observer: Observer;
+  historyLimit: number;
+  dedupeTtlMs: number;
+  maxConcurrentTurns: number;
+  maxQueuedPerSession: number;
+}
+
+/** A short id for a message's whole story; shown in error replies, carried by every log line. */
+export const newTraceId = () => randomBytes(5).toString("hex");
+
+/** Drops leading messages until the history starts at a user message (no orphaned tool results). */
+export function trimHistory(history: ChatMessage[]): ChatMessage[] {
+  const start = history.findIndex((m) => m.role === "user");
+  return start < 0 ? [] : history.slice(start);
+}
+
+export class Gateway {
+  private readonly channels = new Map<string, ChannelRuntime>();
+  private readonly access = new AccessControl();
+  readonly lanes: SessionLanes;
+  private readonly o: GatewayOptions;
+  private closing = false;
+
+  constructor(options: GatewayOptions) {
+    this.o = options;
+    this.lanes = new SessionLanes(options);
+  }
+
+  addChannel(channel: string, runtime: ChannelRuntime): void {
+    this.channels.set(channel, runtime);
+  }
+
+  /** The sink an adapter feeds. */
+  sink(): InboundSink {
+    return {
+      message: (env) => this.message(env),
+      approvalClick: (click) => this.approvalClick(click),
+    };
+  }
+
+  /** Accepts (or refuses) one inbound message; resolves before the turn runs. */
+  async message(input: IngressEnvelope): Promise<void> {
+    const env: IngressEnvelope = { ...input, traceId: input.traceId ?? newTraceId() };
+    const traceId = env.traceId!;
+    const sessionKey = sessionKeyOf(env);
+    const log = this.o.log.child({ traceId, sessionKey });
+    const ev = (event: string, fields: Record<string, unknown> = {}) =>
+      this.o.observer.emit({ event, traceId, sessionKey, ...fields });
+    ev("envelope.received", { channel: env.channel, sender: env.sender.id, eventId: env.id, chars: env.text.length });
+
+    const runtime = this.channels.get(env.channel);
+    if (!runtime) return log.error({ channel: env.channel }, "message from a channel that is not registered");
+    if (env.sender.isBot) return ev("envelope.ignored", { reason: "sender is a bot" });
+    if (!(await this.o.store.markSeen(env.channel, env.id, this.o.dedupeTtlMs))) {
+      return ev("dedupe.dropped", { eventId: env.id });
+    }
+    const access = this.access.check(env, runtime.access);
+    if (access.verdict === "not-addressed") return ev("access.not_addressed");
+    if (access.verdict === "refused") {
+      ev("access.refused", { reason: access.reason, told: access.tell });
+      if (access.tell) await this.say(env, REFUSAL_TEXT);
+      return;
+    }
+    if (this.closing) return void (await this.say(env, "I'm restarting; please send that again in a minute."));
+
+    const command = parseBotCommand(env.text);
+    if (command) {
+      ev("command", { command });
+      return this.command(command, env, sessionKey);
+    }
+
+    const busy = this.lanes.running(sessionKey) !== undefined || this.lanes.queued(sessionKey) > 0;
+    const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, sessionKey, runtime, log));
+    if (!queued.accepted) {
+      ev("lane.full", { waiting: queued.waiting });
+      await this.say(env, `I'm still busy here with ${queued.waiting + 1} earlier requests, so I did not queue this one. Send it again when I'm done, or /stop the current task.`);
+      return;
+    }
+    ev("lane.queued", { ahead: queued.ahead });
+    if (busy) await this.say(env, `⏳ Queued: I'll start on this when the current task here is done (${queued.ahead} ahead).`, "notice");
+  }
+
+  /** Approval clicks: the control lane — never behind a turn. */
+  async approvalClick(click: ApprovalClick): Promise<ApprovalClickOutcome> {
+    try {
+      const outcome = await this.o.approvals.decide(click);
+      this.o.observer.emit({ event: "approval.click", approvalId: click.approvalId, actor: click.actor.id, status: outcome.status });
+      return outcome;
+    } catch (err) {
+      this.o.log.error({ err: (err as Error).message }, "approval click failed");
+      return { status: "unknown", message: "Sorry, that click could not be handled; nothing was run." };
+    }
+  }
+
+  private async command(command: BotCommand, env: IngressEnvelope, sessionKey: string): Promise<void> {
+    const running = this.lanes.running(sessionKey);
+    if (command === "stop") {
+      if (!running) return this.say(env, "Nothing is running here.");
+      running.controller.abort();
+      return this.say(env, "🛑 Stopping the current task. Finished steps keep their results; the rest will not run.");
+    }
+    if (command === "status") {
+      const queued = this.lanes.queued(sessionKey);
+      if (!running) return this.say(env, queued ? `Idle, ${queued} waiting.` : "Idle: nothing is running here.");
+      const secs = Math.round((Date.now() - running.startedAt) / 1000);
+      const what = running.text.length > 80 ? `${running.text.slice(0, 79)}…` : running.text;
+      return this.say(env, `Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
+    }
+    if (running) return this.say(env, "A task is still running here. Send /stop first, then /new.");
+    await this.o.store.resetSession(sessionKey);
+    return this.say(env, "🆕 Started a fresh conversation here; I no longer see the earlier messages.");
+  }
+
+  private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger): Promise<void> {
+    const traceId = env.traceId!;
+    const controller = new AbortController();
+    const turnId = `t${randomBytes(4).toString("hex")}`;
+    const end = this.lanes.begin(sessionKey, { turnId, traceId, controller, startedAt: Date.now(), text: env.text });
+    const stopTyping = keepTyping(runtime.port, env.replyTo, log);
+    const emit = (event: TurnEvent) => {
+      const line = progressLine(event);
+      if (line) this.o.delivery.progress(env.replyTo, line);
+    };
+    try {
+      const history = trimHistory(await this.o.store.loadHistory(sessionKey, this.o.historyLimit));
+      this.o.observer.emit({ event: "turn.start", traceId, sessionKey, turnId, historyMessages: history.length });
+      const outcome = await runTurn(runtime.exec, {
+        turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, steering: [], emit,
+      });
+      await this.o.store.appendHistory(sessionKey, outcome.newMessages);
+      stopTyping();
+      if (outcome.status === "failed") {
+        await this.reply(env, `⚠️ Sorry, I couldn't finish this: ${outcome.error} (ref ${traceId})`);
+      } else {
+        await this.reply(env, outcome.text);
+      }
+      this.o.observer.emit({ event: "reply.delivered", traceId, sessionKey, status: outcome.status });
+    } catch (err) {
+      log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
+      await this.reply(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);
+    } finally {
+      stopTyping();
+      end();
+    }
+  }
+
+  private async reply(env: IngressEnvelope, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
+    try {
+      await this.o.delivery.send(env.replyTo, text, as);
+    } catch (err) {
+      this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
+    }
+  }
+
+  private say(env: IngressEnvelope, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
+    return this.reply(env, text, as);
+  }
+
+  /** Running turns and waiting messages, for status. */
+  status(): { runningTurns: number; pendingApprovals: number } {
+    return { runningTurns: this.lanes.runningCount, pendingApprovals: this.o.approvals.pendingCount };
+  }
+
+  /** Stops accepting, cancels running turns, waits for them and for delivery. */
+  async close(timeoutMs = 10_000): Promise<void> {
+    this.closing = true;
+    this.lanes.abortAll();
+    await Promise.race([this.lanes.idle(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    await this.o.delivery.flush(timeoutMs);
+  }
+}

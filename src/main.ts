@@ -1,0 +1,248 @@
+/**
+ * The composition root: config → logger → store → tools → model → engine → gateway → adapters.
+ * The only place that knows every concrete part; everything else receives what it needs.
+ */
+import { mkdirSync, createWriteStream } from "node:fs";
+import path from "node:path";
+import type { Logger } from "pino";
+import { channelsToStart, configSecrets, modelEndpointProblem, ConfigError } from "./config/load.ts";
+import type { ChannelName, Config } from "./config/schema.ts";
+import type { ChannelAdapter } from "./ports.ts";
+import { createLogger } from "./observe/logger.ts";
+import { createObserver, type Observer } from "./observe/observer.ts";
+import { openSqliteStore } from "./store/sqlite-store.ts";
+import type { Store } from "./store/store.ts";
+import { ToolRegistry } from "./tools/registry.ts";
+import { builtinTools } from "./tools/builtin/index.ts";
+import type { AnyTool } from "./tools/tool.ts";
+import { McpHub } from "./tools/mcp/hub.ts";
+import { McpActivation } from "./tools/mcp/activation.ts";
+import { HookRegistry, registerConfigHooks } from "./policy/hooks.ts";
+import { createModelClient } from "./model/openai-client.ts";
+import type { ModelClient } from "./model/types.ts";
+import { Delivery } from "./delivery/delivery.ts";
+import { PendingApprovals, type CardPoster } from "./approval/pending-approvals.ts";
+import { createConsoleApprovals } from "./approval/console-approvals.ts";
+import { createNonInteractiveApprovals } from "./approval/non-interactive.ts";
+import type { ApprovalManager } from "./approval/types.ts";
+import { Gateway } from "./gateway/gateway.ts";
+import type { ReceiptSigner, ResolvedExecution, ToolActivation } from "./engine/types.ts";
+import { formatReceipt, loadOrCreateReceiptKey, signReceipt } from "./observe/receipts.ts";
+import { RuntimeStatus } from "./observe/runtime-status.ts";
+import { createConsoleAdapter } from "../adapters/console/console-adapter.ts";
+import { createSlackAdapter } from "../adapters/slack/index.ts";
+
+export interface BotOptions {
+  /** Adapters to run instead of the ones the config names (tests, embedding). */
+  adapters?: ChannelAdapter[];
+  log?: Logger;
+  /** Tools added beside the built-ins. */
+  extraTools?: AnyTool[];
+  /** Registers code hooks (before_tool_call / after_tool_call). */
+  hooks?: (registry: HookRegistry) => void;
+  /** Called when a channel asks the bot to shut down (the console's input ended). */
+  onShutdownRequest?: () => void;
+  /** A model client to use instead of the configured endpoint. */
+  model?: ModelClient;
+}
+
+export interface Bot {
+  config: Config;
+  gateway: Gateway;
+  store: Store;
+  delivery: Delivery;
+  approvals: PendingApprovals;
+  observer: Observer;
+  adapters: ChannelAdapter[];
+  mcp: McpHub;
+  log: Logger;
+  /** Cancels running turns, flushes queues, stops channels and closes the store. */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are Gatehouse, an assistant that a team talks to in chat. Answer clearly and briefly. " +
+  "Use tools when they help; some tool calls wait for a person's approval, and a denied call is final: " +
+  "do not retry it, explain what you could not do instead.";
+
+function logDestinations(config: Config, channels: ChannelName[]) {
+  const dir = path.join(config.dataDir, "logs");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = createWriteStream(path.join(dir, "gatehouse.log"), { flags: "a", mode: 0o600 });
+  // The console channel owns the terminal: logs go to the file only.
+  const stdout = channels.includes("console") ? [] : [process.stdout];
+  return [file, ...stdout];
+}
+
+/** Builds and starts the bot. Throws ConfigError for configuration a person must fix. */
+export async function startBot(config: Config, options: BotOptions = {}): Promise<Bot> {
+  const channelNames = options.adapters ? options.adapters.map((a) => a.channel as ChannelName) : channelsToStart(config);
+  const problem = options.model ? undefined : modelEndpointProblem(config);
+  if (problem) throw new ConfigError([problem]);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  mkdirSync(config.workspace!, { recursive: true });
+  const log =
+    options.log ?? createLogger({ level: config.logLevel, secrets: configSecrets(config), destinations: logDestinations(config, channelNames) });
+  const observer = createObserver(log);
+  const store = await openSqliteStore({ dataDir: config.dataDir });
+  const status = new RuntimeStatus(config.dataDir, observer);
+
+  const approvals = new PendingApprovals({
+    store, log, observer, timeoutMs: config.approval.timeoutMs, admins: (channel) => config.approval.approvers[channel] ?? [],
+  });
+  const expired = await approvals.recoverAfterRestart();
+  if (expired) log.info({ expired }, "pending approvals from before the restart marked expired");
+
+  const registry = new ToolRegistry([
+    ...builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell }),
+    ...(options.extraTools ?? []),
+  ]);
+  const mcp = new McpHub(config.mcp, log);
+  await mcp.start();
+  const activationState = new McpActivation();
+  const activation: ToolActivation = {
+    deferred: config.mcp.deferred,
+    filterGroups: config.mcp.filterGroups,
+    isActive: (key, tool) => activationState.active(key).has(tool),
+    activate: (key, tools) => activationState.activate(key, tools),
+  };
+  const catalog = () => [...registry.list(), ...mcp.tools()];
+
+  const hooks = new HookRegistry({ log });
+  registerConfigHooks(hooks, config.hooks);
+  options.hooks?.(hooks);
+
+  const model =
+    options.model ??
+    createModelClient({
+      baseURL: config.model.baseURL, apiKey: config.model.apiKey ?? "not-needed", model: config.model.name,
+      toolProtocol: config.model.toolProtocol, timeoutMs: config.model.timeoutMs, maxRetries: config.model.maxRetries, log,
+    });
+
+  let receipts: ReceiptSigner | undefined;
+  if (config.receipts.enabled) {
+    const key = loadOrCreateReceiptKey(config.dataDir, config.receipts.key);
+    receipts = {
+      show: config.receipts.show,
+      async sign(input) {
+        const at = Date.now();
+        const signed = signReceipt(key, { tool: input.tool, args: input.args, output: input.output, at });
+        const id = formatReceipt(signed);
+        await store.saveReceipt({
+          id, at, sessionKey: input.sessionKey, callId: input.callId, tool: input.tool,
+          argsCanonical: signed.argsCanonical, outputHash: signed.outputHash, mac: signed.mac,
+        });
+        return id;
+      },
+    };
+  }
+
+  const delivery = new Delivery(log, observer);
+  const gateway = new Gateway({
+    store, delivery, approvals, log, observer, historyLimit: config.engine.historyLimit,
+    dedupeTtlMs: config.gateway.dedupeTtlMs, maxConcurrentTurns: config.gateway.maxConcurrentTurns,
+    maxQueuedPerSession: config.gateway.maxQueuedPerSession,
+  });
+
+  const adapters = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
+  for (const adapter of adapters) {
+    delivery.addChannel(adapter.channel, {
+      port: adapter.port, maxMessageChars: adapter.capabilities.maxMessageChars, minIntervalMs: adapter.pacing.minIntervalMs,
+    });
+    const exec: ResolvedExecution = {
+      model, catalog, hooks, store, observer, log, receipts, activation,
+      policy: { tools: config.tools, approval: config.approval, loop: config.loop },
+      approvals: approvalManagerFor(adapter, approvals, delivery, config),
+      knobs: {
+        maxIterations: config.engine.maxIterations, maxToolResultChars: config.engine.maxToolResultChars,
+        spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,
+        duplicateExempt: config.engine.duplicateExempt, excludedTools: [], spillDir: path.join(config.dataDir, "spill"),
+        workspace: config.workspace!, systemPrompt: config.model.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      },
+    };
+    gateway.addChannel(adapter.channel, { exec, port: adapter.port, access: accessFor(config, adapter.channel) });
+  }
+  const started: ChannelAdapter[] = [];
+  try {
+    for (const adapter of adapters) {
+      await adapter.start(gateway.sink());
+      started.push(adapter);
+      log.info({ channel: adapter.channel }, "channel started");
+    }
+  } catch (err) {
+    for (const a of started) await a.stop().catch(() => {});
+    await mcp.close();
+    await store.close();
+    throw err;
+  }
+  status.started({ channels: adapters.map((a) => a.channel), model: config.model.baseURL ?? "https://api.openai.com/v1", gateway, mcp });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    config, gateway, store, delivery, approvals, observer, adapters, mcp, log,
+    stop() {
+      stopping ??= (async () => {
+        log.info("shutting down");
+        await gateway.close();
+        for (const a of adapters) await a.stop().catch((err: Error) => log.warn({ err: err.message, channel: a.channel }, "channel stop failed"));
+        await mcp.close();
+        status.stopped();
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function accessFor(config: Config, channel: string) {
+  if (channel === "slack" || channel === "discord" || channel === "telegram") return config[channel].access;
+  return { users: ["*"], conversations: ["*"], dm: "open" as const, mentionGate: false, refusalCooldownMs: 600_000 };
+}
+
+/** Which approval manager a channel's turns get: from what the adapter can do, never its name. */
+function approvalManagerFor(adapter: ChannelAdapter, approvals: PendingApprovals, delivery: Delivery, config: Config): ApprovalManager {
+  if (adapter.prompt) {
+    return createConsoleApprovals({
+      prompt: adapter.prompt.bind(adapter), timeoutMs: config.approval.timeoutMs, operator: { id: "console", name: "the console user" },
+    });
+  }
+  const { requestApproval, resolveApproval } = adapter.port;
+  if (adapter.capabilities.inlineApproval && requestApproval && resolveApproval) {
+    const poster: CardPoster = {
+      post: (target, card) => delivery.run(target, () => requestApproval.call(adapter.port, target, card)).then((m) => m.id),
+      resolve: (target, messageId, card, resolution) =>
+        delivery.run(target, () => resolveApproval.call(adapter.port, target, messageId, card, resolution)),
+    };
+    return approvals.managerFor(poster);
+  }
+  return createNonInteractiveApprovals();
+}
+
+/** Builds the adapters of the channels to start, from the config. */
+async function createChannelAdapters(
+  config: Config,
+  channels: ChannelName[],
+  log: Logger,
+  onShutdownRequest: (() => void) | undefined,
+  _store: Store,
+): Promise<ChannelAdapter[]> {
+  const adapters: ChannelAdapter[] = [];
+  for (const channel of channels) {
+    const clog = log.child({ channel });
+    if (channel === "console") adapters.push(createConsoleAdapter({ onInputEnd: onShutdownRequest }));
+    if (channel === "slack") {
+      const s = config.slack;
+      if (!s.botToken) throw new ConfigError(["SLACK_BOT_TOKEN: required for the Slack channel (a bot token starting with xoxb-)"]);
+      if (!s.appToken && !s.signingSecret) {
+        throw new ConfigError(["SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: set the app token (xapp-…) for Socket Mode, or the signing secret for the HTTP Events API"]);
+      }
+      adapters.push(
+        createSlackAdapter({
+          botToken: s.botToken, appToken: s.appToken, signingSecret: s.signingSecret, apiUrl: s.apiUrl,
+          http: { port: s.port }, slashCommand: s.slashCommand, log: clog,
+        }),
+      );
+    }
+  }
+  return adapters;
+}

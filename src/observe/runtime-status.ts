@@ -1,0 +1,108 @@
+/**
+ * The running bot's status, kept in the data folder so that `gatehouse status` (another
+ * process) can read it: a pid file, and a small JSON snapshot refreshed every few seconds
+ * (channels, model endpoint, MCP servers, turns running, approvals pending, last error).
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Observer } from "./observer.ts";
+
+export interface StatusSnapshot {
+  pid: number;
+  startedAt: string;
+  updatedAt: string;
+  channels: string[];
+  model: string;
+  runningTurns: number;
+  pendingApprovals: number;
+  sessionsSeen: number;
+  mcp: Array<{ name: string; state: string; tools: string[]; lastError?: string }>;
+  lastError?: { at: string; event: string; message: string; traceId?: string };
+}
+
+interface StatusSources {
+  channels: string[];
+  model: string;
+  gateway: { status(): { runningTurns: number; pendingApprovals: number } };
+  mcp: { status(): Array<{ name: string; state: string; tools: string[]; lastError?: string }> };
+}
+
+export const PID_FILE = "gatehouse.pid";
+export const STATUS_FILE = "status.json";
+
+export class RuntimeStatus {
+  private readonly dir: string;
+  private timer?: NodeJS.Timeout;
+  private sources?: StatusSources;
+  private startedAt = new Date().toISOString();
+  private lastError?: StatusSnapshot["lastError"];
+  private readonly sessions = new Set<string>();
+
+  constructor(dataDir: string, observer: Observer) {
+    this.dir = dataDir;
+    observer.listen((e) => {
+      if (e.sessionKey && e.event === "turn.start") this.sessions.add(e.sessionKey);
+      if (e.event === "turn.finish" && e.status === "failed") {
+        this.lastError = { at: new Date().toISOString(), event: e.event, message: "a turn failed", traceId: e.traceId };
+      }
+      if (e.event === "tool.finish" && e.success === false && typeof e.error === "string") {
+        this.lastError = { at: new Date().toISOString(), event: `tool ${String(e.tool)}`, message: e.error.slice(0, 200), traceId: e.traceId };
+      }
+    });
+  }
+
+  /** Writes the pid file and starts refreshing the snapshot. */
+  started(sources: StatusSources): void {
+    this.sources = sources;
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(path.join(this.dir, PID_FILE), String(process.pid));
+    this.write();
+    this.timer = setInterval(() => this.write(), 5000);
+    this.timer.unref();
+  }
+
+  stopped(): void {
+    clearInterval(this.timer);
+    rmSync(path.join(this.dir, PID_FILE), { force: true });
+    rmSync(path.join(this.dir, STATUS_FILE), { force: true });
+  }
+
+  private write(): void {
+    if (!this.sources) return;
+    const s = this.sources.gateway.status();
+    const snapshot: StatusSnapshot = {
+      pid: process.pid, startedAt: this.startedAt, updatedAt: new Date().toISOString(), channels: this.sources.channels,
+      model: this.sources.model, runningTurns: s.runningTurns, pendingApprovals: s.pendingApprovals,
+      sessionsSeen: this.sessions.size, mcp: this.sources.mcp.status(), lastError: this.lastError,
+    };
+    try {
+      writeFileSync(path.join(this.dir, STATUS_FILE), JSON.stringify(snapshot, null, 2));
+    } catch {
+      // The data folder vanished or is read-only; status is best effort.
+    }
+  }
+}
+
+/** Reads the snapshot of a running bot; undefined when none is running. */
+export function readRuntimeStatus(dataDir: string): { pid: number; alive: boolean; snapshot?: StatusSnapshot } | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(path.join(dataDir, PID_FILE), "utf8").trim());
+  } catch {
+    return undefined;
+  }
+  let alive = false;
+  try {
+    process.kill(pid, 0);
+    alive = true;
+  } catch {
+    alive = false;
+  }
+  let snapshot: StatusSnapshot | undefined;
+  try {
+    snapshot = JSON.parse(readFileSync(path.join(dataDir, STATUS_FILE), "utf8")) as StatusSnapshot;
+  } catch {
+    snapshot = undefined;
+  }
+  return { pid, alive, snapshot };
+}
