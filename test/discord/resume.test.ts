@@ -16,8 +16,7 @@ describe("Discord gateway connection", () => {
 
     h.emulator.dropGateway();
     // Posted while the bot is disconnected: Discord keeps it for the session and replays it on RESUME.
-    const during = h.userSays("while disconnected", { userId: "300000000000000001" });
-    await during;
+    await h.userSays("while disconnected", { userId: "300000000000000001" });
     await h.userSays("after the resume", { userId: "300000000000000001" });
 
     const envelopes = await sink.waitForEnvelopes(3, 5000);
