@@ -114,7 +114,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         log.warn({ envelopeId: envelope.id, err: (error as Error).message }, "gateway refused a telegram message");
       });
     if (parseBotCommand(envelope.text)) return send();
-    const next = (chatQueues.get(chatId) ?? Promise.resolve()).then(send);
+    const previous = chatQueues.get(chatId);
+    const next = previous ? previous.then(send) : send();
     chatQueues.set(chatId, next);
     void next.then(() => {
       if (chatQueues.get(chatId) === next) chatQueues.delete(chatId);

@@ -129,4 +129,13 @@ describe("telegram inbound", () => {
     await sink.waitForEnvelopes(3);
     expect(sink.envelopes.map((e) => e.text)).toEqual(["first", "elsewhere", "second"]);
   });
+
+  it("lets /stop through while an earlier message of the same chat is still held by the gateway", async () => {
+    const { sink, emu } = await started();
+    sink.hold = (env) => (env.text === "long task" ? new Promise(() => {}) : Promise.resolve());
+    emu.userMessage({ text: "long task" });
+    emu.userMessage({ text: "/stop" });
+    const envs = await sink.waitForEnvelopes(2);
+    expect(envs.map((e) => e.text)).toEqual(["long task", "/stop"]);
+  });
 });

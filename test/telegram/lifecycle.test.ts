@@ -30,6 +30,15 @@ describe("telegram adapter lifecycle", () => {
     expect(err.message).not.toContain(wrong);
   });
 
+  it("says which setting to check when the Bot API cannot be reached", async () => {
+    emu = await startTelegramEmulator();
+    const deadRoot = emu.apiRoot;
+    await emu.close();
+    emu = undefined;
+    const a = createTelegramAdapter({ token: "123456:TEST-token", apiRoot: deadRoot });
+    await expect(a.start(new RecordingSink())).rejects.toThrow(/Could not reach the Telegram Bot API.*TELEGRAM_API_ROOT/);
+  });
+
   it("refuses to start without a token", async () => {
     emu = await startTelegramEmulator();
     await expect(adapter(emu, { token: "" }).start(new RecordingSink())).rejects.toThrow(/TELEGRAM_BOT_TOKEN is empty/);
