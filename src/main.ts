@@ -2,7 +2,7 @@
  * The composition root: config → logger → store → tools → model → engine → gateway → adapters.
  * The only place that knows every concrete part; everything else receives what it needs.
  */
-import { mkdirSync, createWriteStream } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import { channelsToStart, configSecrets, modelEndpointProblem, ConfigError } from "./config/load.ts";
@@ -29,6 +29,7 @@ import { Gateway } from "./gateway/gateway.ts";
 import type { ReceiptSigner, ResolvedExecution, ToolActivation } from "./engine/types.ts";
 import { formatReceipt, loadOrCreateReceiptKey, signReceipt } from "./observe/receipts.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
+import { openRotatingLog } from "./cli/log-files.ts";
 import { createConsoleAdapter } from "../adapters/console/console-adapter.ts";
 import { createSlackAdapter } from "../adapters/slack/index.ts";
 
@@ -66,9 +67,8 @@ export const DEFAULT_SYSTEM_PROMPT =
   "do not retry it, explain what you could not do instead.";
 
 function logDestinations(config: Config, channels: ChannelName[]) {
-  const dir = path.join(config.dataDir, "logs");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = createWriteStream(path.join(dir, "gatehouse.log"), { flags: "a", mode: 0o600 });
+  // Rotates by size (gatehouse.log.1 … .3) so the data folder does not fill up; `gatehouse logs` reads them all.
+  const file = openRotatingLog(config.dataDir);
   // The console channel owns the terminal: logs go to the file only.
   const stdout = channels.includes("console") ? [] : [process.stdout];
   return [file, ...stdout];
