@@ -32,6 +32,8 @@ import { RuntimeStatus } from "./observe/runtime-status.ts";
 import { openRotatingLog } from "./cli/log-files.ts";
 import { createConsoleAdapter } from "../adapters/console/console-adapter.ts";
 import { createSlackAdapter } from "../adapters/slack/index.ts";
+import { createDiscordAdapter } from "../adapters/discord/index.ts";
+import { createTelegramAdapter } from "../adapters/telegram/index.ts";
 
 export interface BotOptions {
   /** Adapters to run instead of the ones the config names (tests, embedding). */
@@ -224,7 +226,7 @@ async function createChannelAdapters(
   channels: ChannelName[],
   log: Logger,
   onShutdownRequest: (() => void) | undefined,
-  _store: Store,
+  store: Store,
 ): Promise<ChannelAdapter[]> {
   const adapters: ChannelAdapter[] = [];
   for (const channel of channels) {
@@ -240,6 +242,36 @@ async function createChannelAdapters(
         createSlackAdapter({
           botToken: s.botToken, appToken: s.appToken, signingSecret: s.signingSecret, apiUrl: s.apiUrl,
           http: { port: s.port }, slashCommand: s.slashCommand, log: clog,
+        }),
+      );
+    }
+    if (channel === "discord") {
+      const d = config.discord;
+      if (!d.token) throw new ConfigError(["DISCORD_TOKEN: required for the Discord channel (Developer Portal → Bot → Reset Token)"]);
+      adapters.push(
+        createDiscordAdapter({
+          token: d.token, apiUrl: d.apiUrl, allowedGuilds: d.allowedGuilds, allowedChannels: d.allowedChannels,
+          allowDirectMessages: d.access.dm !== "off", registerSlashCommands: d.registerSlashCommands, log: clog,
+        }),
+      );
+    }
+    if (channel === "telegram") {
+      const t = config.telegram;
+      if (!t.botToken) throw new ConfigError(["TELEGRAM_BOT_TOKEN: required for the Telegram channel (from @BotFather)"]);
+      if (t.webhookUrl && !t.webhookSecret) {
+        throw new ConfigError(["TELEGRAM_WEBHOOK_SECRET: required with TELEGRAM_WEBHOOK_URL, so that only Telegram can post updates"]);
+      }
+      adapters.push(
+        createTelegramAdapter({
+          token: t.botToken, apiRoot: t.apiRoot, log: clog,
+          offsetStore: {
+            get: async () => {
+              const v = await store.getValue("telegram.offset");
+              return v === undefined ? undefined : Number(v);
+            },
+            set: (n) => store.setValue("telegram.offset", String(n)),
+          },
+          webhook: t.webhookUrl && t.webhookSecret ? { url: t.webhookUrl, secret: t.webhookSecret, listen: { port: t.webhookPort } } : undefined,
         }),
       );
     }

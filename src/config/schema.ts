@@ -62,6 +62,7 @@ const DiscordConfigSchema = z.strictObject({
   token: z.string().min(20, "must be the bot token from the Developer Portal (Bot → Reset Token)").optional(),
   apiUrl: z.url().optional(),
   allowedGuilds: z.array(z.string()).optional(),
+  allowedChannels: z.array(z.string()).optional(),
   registerSlashCommands: z.boolean().default(false),
   access: AccessConfigSchema.prefault({}),
 });

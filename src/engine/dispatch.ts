@@ -44,6 +44,9 @@ async function runOne(exec: ResolvedExecution, state: TurnState, p: PreparedCall
   } catch (err) {
     result = { success: false, output: "", error: `${tool.name} failed: ${(err as Error)?.message ?? String(err)}` };
   }
+  if (state.signal.aborted && !result.success) {
+    result = { success: false, output: result.output, error: `${tool.name} was interrupted while it ran: the turn was stopped` };
+  }
   const ms = Math.round(performance.now() - started);
   exec.observer.emit({
     event: "tool.finish", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, callId: p.call.id, ms,

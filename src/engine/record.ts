@@ -10,6 +10,7 @@ import path from "node:path";
 import type { ChatMessage } from "../model/types.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import type { DispatchedCall } from "./dispatch.ts";
+import { isSynthetic } from "./synthetic.ts";
 import type { ResolvedExecution, TurnState } from "./types.ts";
 
 /** Keeps the head and tail of `text` within `max` characters, saying how much was cut. */
@@ -26,6 +27,7 @@ export function truncateMiddle(text: string, max: number): string {
 /** The text the model sees for a result, before bounding. */
 export function resultText(result: ToolResult): string {
   if (result.success) return result.output.trim() === "" ? "(no output)" : result.output;
+  if (isSynthetic(result)) return result.error ?? "the call was not run";
   const error = result.error ?? "the tool failed";
   const body = result.output && result.output.trim() !== "" ? `\n${result.output}` : "";
   return `Error: ${error}${body}`;

@@ -1,0 +1,221 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { engineFixture, lastToolResult, probeTool, toolMessages, type EngineFixture } from "./fixture.ts";
+import { createNonInteractiveApprovals } from "../../src/approval/non-interactive.ts";
+import { loadOrCreateReceiptKey, parseReceipt, verifyReceipt } from "../../src/observe/receipts.ts";
+import { progressLine } from "../../src/observe/progress.ts";
+
+let fx: EngineFixture;
+afterEach(async () => fx?.close());
+
+const writeCall = (file = "a.txt", content = "hi", extra = "") => ({
+  name: "write_file",
+  arguments: `{"path":"${file}","content":"${content}"${extra}}`,
+});
+
+describe("the approval gate", () => {
+  it("runs a prompt-required call once a person approves, with exactly the arguments shown", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["approved"];
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "written" });
+    const { turnEvents } = await fx.turn("write a file");
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(fx.approvals.requests[0]!.args).toMatchObject({ path: "a.txt", content: "hi" });
+    expect(fx.approvals.requests[0]!.argsSummary).toContain('"path":"a.txt"');
+    expect(readFileSync(path.join(fx.exec.knobs.workspace, "a.txt"), "utf8")).toBe("hi");
+    expect(turnEvents.map((e) => e.type)).toEqual(expect.arrayContaining(["approval.waiting", "tool.start", "tool.finish"]));
+  });
+
+  it("says who denied a call, and does not run it", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["denied"];
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
+    await fx.turn("write a file");
+    expect(lastToolResult(fx.emu, 1)).toBe("write_file was not run: denied by Boss (U-boss).");
+  });
+
+  it("tells the model a timed-out approval apart from a denial", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["timeout"];
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
+    await fx.turn("write a file");
+    expect(lastToolResult(fx.emu, 1)).toMatch(/timed out waiting for approval/);
+  });
+
+  it("denies by itself where the channel cannot ask, and says so", async () => {
+    fx = await engineFixture();
+    fx.exec.approvals = createNonInteractiveApprovals();
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
+    await fx.turn("write a file");
+    expect(lastToolResult(fx.emu, 1)).toMatch(/denied: no approval channel here/);
+  });
+
+  it("ignores an approved flag the model put in the arguments", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["denied"];
+    fx.emu.script({ toolCalls: [writeCall("a.txt", "hi", ',"approved":true')] }, { text: "ok" });
+    await fx.turn("write");
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(fx.approvals.requests[0]!.args).not.toHaveProperty("approved");
+    expect(lastToolResult(fx.emu, 1)).toMatch(/denied by/);
+  });
+
+  it("ends the turn when the model asks again for a call that was not approved", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["denied", "approved"];
+    fx.emu.script({ toolCalls: [writeCall()] }, { toolCalls: [writeCall()] }, { text: "never reached" });
+    const { outcome } = await fx.turn("write");
+    expect(outcome.status).toBe("stopped");
+    expect(outcome.text).toMatch(/asked again to run write_file with the same arguments/);
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(fx.emu.requests).toHaveLength(2);
+  });
+
+  it("runs identical calls in one batch once", async () => {
+    const probe = probeTool("dup_probe");
+    fx = await engineFixture({ tools: [probe.tool], policy: { profile: "full" } });
+    fx.emu.script(
+      { toolCalls: [{ id: "x1", name: "dup_probe", arguments: '{"value":"1"}' }, { id: "x2", name: "dup_probe", arguments: '{"value":"1"}' }] },
+      { text: "ok" },
+    );
+    await fx.turn("go");
+    expect(probe.calls).toHaveLength(1);
+    const results = toolMessages(fx.emu.requests[1]!.body);
+    expect(results[1]!.content).toMatch(/duplicate of call x1 in the same batch/);
+  });
+
+  it("remembers Always for the tool in that conversation, persisted", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["always"];
+    fx.emu.script({ toolCalls: [writeCall("a.txt")] }, { text: "ok" }, { toolCalls: [writeCall("b.txt")] }, { text: "ok" });
+    await fx.turn("write a");
+    await fx.turn("write b");
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(await fx.store.hasAlways("conversation:console:c1", "write_file")).toBe(true);
+  });
+
+  it("never lets a remembered Always outrank alwaysAsk", async () => {
+    fx = await engineFixture({ approval: { alwaysAsk: ["write_file"] } });
+    await fx.store.rememberAlways("conversation:console:c1", "write_file", Date.now());
+    fx.approvals.answers = ["denied"];
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
+    await fx.turn("write");
+    expect(fx.approvals.requests).toHaveLength(1);
+  });
+
+  it("writes every approval request and decision to the audit log", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["denied"];
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
+    await fx.turn("write");
+    const rows = await fx.store.listAudit();
+    expect(rows.map((r) => r.kind)).toEqual(["approval.requested", "approval.decided"]);
+    expect(rows[1]).toMatchObject({ tool: "write_file", outcome: "denied", actorId: "U-boss", source: "console" });
+    expect(rows[1]!.argsHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("policy and hooks in the gate", () => {
+  it("refuses a denied tool the model calls anyway, before any hook runs, naming the rule", async () => {
+    fx = await engineFixture({ policy: { deny: ["write_file"] } });
+    let hookRan = false;
+    fx.hooks.onBeforeToolCall("spy", () => {
+      hookRan = true;
+    });
+    fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
+    await fx.turn("write");
+    expect(fx.emu.requests[0]!.body.tools as Array<{ function: { name: string } }>).not.toContainEqual(
+      expect.objectContaining({ function: expect.objectContaining({ name: "write_file" }) }),
+    );
+    expect(lastToolResult(fx.emu, 1)).toBe('write_file was not run: refused by policy (tools.deny "write_file").');
+    expect(hookRan).toBe(false);
+    expect((await fx.store.listAudit({ kind: "policy.refused" }))[0]).toMatchObject({ tool: "write_file", detail: 'tools.deny "write_file"' });
+  });
+
+  it("does not offer shell to a platform sender who is not elevated", async () => {
+    fx = await engineFixture();
+    fx.emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"id"}' }] }, { text: "ok" });
+    await fx.turn("run id", { channel: "slack", sender: "U9" });
+    expect(lastToolResult(fx.emu, 1)).toMatch(/refused by policy \(tools\.elevated\.allowFrom/);
+  });
+
+  it("reports a hook's block with the hook's name and reason", async () => {
+    fx = await engineFixture();
+    fx.hooks.onBeforeToolCall("no-secrets-folder", (call) => (String(call.params.path).startsWith("secrets/") ? { block: true, reason: "that folder is off limits" } : undefined));
+    fx.emu.script({ toolCalls: [{ name: "read_file", arguments: '{"path":"secrets/x"}' }] }, { text: "ok" });
+    await fx.turn("read");
+    expect(lastToolResult(fx.emu, 1)).toBe('read_file was not run: blocked by hook "no-secrets-folder": that folder is off limits');
+  });
+
+  it("asks a person when a hook requires approval, even for a read tool", async () => {
+    fx = await engineFixture();
+    fx.hooks.onBeforeToolCall("ask-for-etc", () => ({ requireApproval: true }));
+    fx.approvals.answers = ["approved"];
+    fx.emu.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "ok" });
+    await fx.turn("time");
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(lastToolResult(fx.emu, 1)).toMatch(/\d{4}-/);
+  });
+});
+
+describe("loop detection in a turn", () => {
+  it("warns the model, then blocks, then ends the turn with a clear message", async () => {
+    const probe = probeTool("loop_probe");
+    fx = await engineFixture({ tools: [probe.tool], policy: { profile: "full" }, loop: { warnAt: 2, blockAt: 3, abortAt: 4 } });
+    const same = { toolCalls: [{ name: "loop_probe", arguments: '{"value":"same"}' }] };
+    fx.emu.script(same, same, same, same, { text: "never" });
+    const { outcome } = await fx.turn("go");
+    expect(lastToolResult(fx.emu, 2)).toMatch(/\[note: .*Change your approach/);
+    expect(lastToolResult(fx.emu, 3)).toMatch(/blocked by the loop detector/);
+    expect(outcome.status).toBe("stopped");
+    expect(outcome.text).toMatch(/I stopped this task/);
+    expect(probe.calls).toHaveLength(2);
+  });
+});
+
+describe("receipts", () => {
+  it("signs a successful execution with a receipt that verifies, and fails after any change", async () => {
+    fx = await engineFixture();
+    const key = loadOrCreateReceiptKey(fx.dir);
+    const issued: Array<{ id: string; tool: string; args: Record<string, unknown>; output: string }> = [];
+    fx.exec.receipts = {
+      show: true,
+      async sign(input) {
+        const { signReceipt, formatReceipt } = await import("../../src/observe/receipts.ts");
+        const id = formatReceipt(signReceipt(key, { ...input, at: Date.now() }));
+        issued.push({ id, ...input });
+        return id;
+      },
+    };
+    fx.approvals.answers = ["approved", "denied"];
+    fx.emu.script({ toolCalls: [writeCall("r.txt", "data"), writeCall("s.txt", "data")] }, { text: "ok" });
+    const { turnEvents } = await fx.turn("write");
+    expect(issued).toHaveLength(1); // the denied call gets none
+    const r = issued[0]!;
+    expect(r.args).toMatchObject({ path: "r.txt", approved: "approved-by-person" });
+    const receipt = parseReceipt(r.id);
+    expect(verifyReceipt(key, receipt, { tool: r.tool, args: r.args, output: r.output })).toBe(true);
+    expect(verifyReceipt(key, receipt, { tool: "shell", args: r.args, output: r.output })).toBe(false);
+    expect(verifyReceipt(key, receipt, { tool: r.tool, args: { ...r.args, path: "x" }, output: r.output })).toBe(false);
+    expect(verifyReceipt(key, receipt, { tool: r.tool, args: r.args, output: `${r.output}!` })).toBe(false);
+    expect(verifyReceipt(key, { ...receipt, at: receipt.at + 1 }, { tool: r.tool, args: r.args, output: r.output })).toBe(false);
+    const finish = turnEvents.find((e) => e.type === "tool.finish");
+    expect(progressLine(finish!)).toContain(`receipt ${r.id}`);
+  });
+});
+
+describe("secrets", () => {
+  it("keeps a seeded secret out of progress lines and log lines", async () => {
+    const secret = "sk-test-SEEDEDsecret0123456789abcdef";
+    const echo = probeTool("echo_probe", { output: (a) => `value was ${String(a.value)}` });
+    fx = await engineFixture({ tools: [echo.tool], policy: { profile: "full" }, apiKey: secret });
+    fx.emu.script({ toolCalls: [{ name: "echo_probe", arguments: JSON.stringify({ value: `token ${secret}` }) }] }, { text: "ok" });
+    const { turnEvents } = await fx.turn(`use ${secret}`);
+    const lines = turnEvents.map(progressLine).filter(Boolean).join("\n");
+    expect(lines).toContain("⏳ echo_probe");
+    expect(lines).not.toContain(secret);
+    expect(fx.logLines.length).toBeGreaterThan(3);
+    expect(fx.logLines.join("")).not.toContain(secret);
+  });
+});
