@@ -22,7 +22,7 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /** Environment variable → config path. Environment overrides the file. */
-const ENV_KEYS: Array<[string, string[], "string" | "list"]> = [
+const ENV_KEYS: Array<[string, string[], "string" | "list" | "number"]> = [
   ["OPENAI_API_KEY", ["model", "apiKey"], "string"],
   ["OPENAI_BASE_URL", ["model", "baseURL"], "string"],
   ["GATEHOUSE_MODEL", ["model", "name"], "string"],
@@ -35,6 +35,7 @@ const ENV_KEYS: Array<[string, string[], "string" | "list"]> = [
   ["SLACK_APP_TOKEN", ["slack", "appToken"], "string"],
   ["SLACK_SIGNING_SECRET", ["slack", "signingSecret"], "string"],
   ["SLACK_API_URL", ["slack", "apiUrl"], "string"],
+  ["PORT", ["slack", "port"], "number"],
   ["DISCORD_TOKEN", ["discord", "token"], "string"],
   ["DISCORD_API_URL", ["discord", "apiUrl"], "string"],
   ["TELEGRAM_BOT_TOKEN", ["telegram", "botToken"], "string"],
@@ -102,7 +103,8 @@ export function rawConfig(options: LoadOptions = {}): { raw: Record<string, unkn
   for (const [name, keys, kind] of ENV_KEYS) {
     const value = env[name];
     if (value === undefined || value === "") continue;
-    setPath(raw, keys, kind === "list" ? value.split(",").map((s) => s.trim()).filter(Boolean) : value);
+    const parsed = kind === "list" ? value.split(",").map((s) => s.trim()).filter(Boolean) : kind === "number" ? Number(value) : value;
+    setPath(raw, keys, parsed);
   }
   return { raw, file };
 }

@@ -15,7 +15,7 @@ const TOKEN_SHAPES: RegExp[] = [
   /\bxapp-[A-Za-z0-9-]{8,}/g, // Slack app-level tokens
   /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style keys
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens
-  /\b\d{6,12}:[A-Za-z0-9_-]{30,}\b/g, // Telegram bot tokens
+  /(?<!\d)\d{6,12}:[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens (also inside /bot<token>/ URLs)
   /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot tokens
   /\b(Bearer|Bot)\s+[A-Za-z0-9._~+/=-]{12,}/g, // authorization headers
 ];

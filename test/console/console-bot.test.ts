@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
+import { createConsoleAdapter } from "../../adapters/console/console-adapter.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import { startBot, type Bot } from "../../src/main.ts";
+import { silentLogger } from "../../src/observe/logger.ts";
+
+interface Terminal {
+  bot: Bot;
+  type(line: string): void;
+  screen(): string;
+}
+
+let emu: OpenAIEmulator;
+let dir: string;
+const bots: Bot[] = [];
+
+async function openTerminal(): Promise<Terminal> {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let screen = "";
+  output.on("data", (d: Buffer) => (screen += d.toString()));
+  const config = loadConfig({ cwd: dir, env: { OPENAI_BASE_URL: emu.baseURL, GATEHOUSE_DATA_DIR: "data" } });
+  const bot = await startBot(config, { adapters: [createConsoleAdapter({ input, output, interactive: false, user: { id: "me", name: "Me" } })], log: silentLogger() });
+  bots.push(bot);
+  return { bot, type: (line) => input.write(`${line}\n`), screen: () => screen };
+}
+
+afterEach(async () => {
+  for (const b of bots.splice(0)) await b.stop();
+  await emu?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the console channel", () => {
+  it("answers, runs a tool with progress lines, and asks before running shell", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script(
+      { toolCalls: [{ name: "current_time", arguments: "{}" }] },
+      { text: "It is time." },
+      { toolCalls: [{ name: "shell", arguments: '{"command":"echo hello > out.txt"}' }] },
+      { text: "I wrote out.txt." },
+    );
+    const t = await openTerminal();
+    t.type("what time is it?");
+    await vi.waitFor(() => expect(t.screen()).toContain("gatehouse › It is time."));
+    expect(t.screen()).toMatch(/⏳ current_time[\s\S]*✅ current_time \(\d+\.\ds\)[\s\S]*It is time\./);
+    t.type("write hello to out.txt");
+    await vi.waitFor(() => expect(t.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    expect(t.screen()).toContain("🔐 Approval needed: shell");
+    expect(t.screen()).toContain('{"command":"echo hello > out.txt"}');
+    t.type("y");
+    await vi.waitFor(() => expect(t.screen()).toContain("gatehouse › I wrote out.txt."));
+    expect(readFileSync(path.join(dir, "data", "workspace", "out.txt"), "utf8")).toBe("hello\n");
+  });
+
+  it("does not run shell when the person answers no", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"touch nope"}' }] }, { text: "OK, I did not." });
+    const t = await openTerminal();
+    t.type("touch nope");
+    await vi.waitFor(() => expect(t.screen()).toContain("Run it?"));
+    t.type("n");
+    await vi.waitFor(() => expect(t.screen()).toContain("OK, I did not."));
+    const toolResult = (emu.requests[1]!.body.messages as Array<{ role: string; content: string }>).find((m) => m.role === "tool");
+    expect(toolResult!.content).toMatch(/denied by the console user/);
+  });
+
+  it("keeps the conversation across a restart", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ text: "Nice to meet you, Ada." }, { text: "You are Ada." });
+    const first = await openTerminal();
+    first.type("my name is Ada");
+    await vi.waitFor(() => expect(first.screen()).toContain("Nice to meet you, Ada."));
+    await first.bot.stop();
+    const second = await openTerminal();
+    second.type("what is my name?");
+    await vi.waitFor(() => expect(second.screen()).toContain("You are Ada."));
+    const contents = (emu.requests[1]!.body.messages as Array<{ content: string }>).map((m) => m.content);
+    expect(contents).toEqual(expect.arrayContaining(["my name is Ada", "Nice to meet you, Ada.", "what is my name?"]));
+  });
+
+  it("stops a running task on /stop and says so", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ hang: true });
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let screen = "";
+    output.on("data", (d: Buffer) => (screen += d.toString()));
+    const config = loadConfig({ cwd: dir, env: { OPENAI_BASE_URL: emu.baseURL, GATEHOUSE_DATA_DIR: "data" } });
+    const bot = await startBot(config, { adapters: [createConsoleAdapter({ input, output, interactive: true })], log: silentLogger() });
+    bots.push(bot);
+    input.write("think for a long time\n");
+    await vi.waitFor(() => expect(emu.requests.length).toBe(1));
+    input.write("/stop\n");
+    await vi.waitFor(() => expect(screen).toContain("Stopping the current task"));
+    await vi.waitFor(() => expect(screen).toContain("gatehouse › Stopped."));
+  });
+});

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../../src/observe/logger.ts";
+
+describe("the logger", () => {
+  it("writes JSON lines and never shows a seeded secret, by key or by value", () => {
+    const lines: string[] = [];
+    const secret = "seeded-secret-value-1234567890";
+    const log = createLogger({ level: "info", secrets: [secret], destinations: [{ write: (l: string) => void lines.push(l) }] });
+    log.info({ token: "xoxb-111-222-abcdefghijkl", headers: { authorization: "Bearer abc.def.ghi.jkl" } }, "connecting");
+    log.info({ detail: `the key is ${secret} ok` }, `message with ${secret}`);
+    log.warn({ url: "https://x/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe" }, "telegram call");
+    const text = lines.join("");
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain("xoxb-111-222");
+    expect(text).not.toContain("abc.def.ghi.jkl");
+    expect(text).not.toContain("AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw");
+    expect(text).toContain("[redacted]");
+  });
+});
