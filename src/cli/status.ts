@@ -1,0 +1,182 @@
+/**
+ * `gatehouse status [--deep]`: whether the bot is running (pid file, stale pid file), what it is
+ * configured to serve, what the running process reports (turns, sessions, MCP, last error),
+ * and the approvals pending in the store. `--deep` also probes every configured channel, the
+ * model endpoint and each MCP server, with a short timeout each.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { channelsToStart, configSecrets, loadConfig } from "../config/load.ts";
+import type { Config } from "../config/schema.ts";
+import { readRuntimeStatus, PID_FILE, type StatusSnapshot } from "../observe/runtime-status.ts";
+import { registerSecret } from "../observe/scrub.ts";
+import { silentLogger } from "../observe/logger.ts";
+import { DATABASE_FILE, openSqliteStore } from "../store/sqlite-store.ts";
+import type { PendingApprovalRecord } from "../store/store.ts";
+import { McpHub } from "../tools/mcp/hub.ts";
+import { readArgs } from "./args.ts";
+import {
+  DEFAULT_DISCORD_API, DEFAULT_MODEL_API, DEFAULT_SLACK_API, DEFAULT_TELEGRAM_API, PROBE_TIMEOUT_MS,
+  probeDiscord, probeModel, probeSlack, probeTelegram, type ProbeResult,
+} from "./probes.ts";
+
+/** A snapshot older than this means the process stopped refreshing it (it writes every 5 s). */
+const STALE_SNAPSHOT_MS = 30_000;
+
+/** Runs the command; exit code 0 when the bot runs (and, with --deep, every probe passed), else 1. */
+export async function runStatus(argv: string[]): Promise<number> {
+  const { values } = readArgs(argv, { deep: { type: "boolean" } });
+  const config = loadConfig();
+  for (const secret of configSecrets(config)) registerSecret(secret);
+  const out: string[] = [`Gatehouse status (data folder ${config.dataDir})`, ""];
+
+  const runtime = readRuntimeStatus(config.dataDir);
+  const running = describeProcess(config.dataDir, runtime, out);
+  const snapshot = running ? runtime?.snapshot : undefined;
+
+  const configured = channelsToStart(config);
+  out.push(row("Channels", `${configured.join(", ")} (configured)${snapshot ? `; running: ${snapshot.channels.join(", ") || "none"}` : ""}`));
+  out.push(row("Model", `${config.model.name} at ${modelBase(config)}${config.model.apiKey ? " (API key set)" : ""}`));
+  out.push(...describeMcp(config, snapshot));
+  if (snapshot) {
+    out.push(row("Sessions", `${snapshot.sessionsSeen} seen since start`));
+    out.push(row("Turns", `${snapshot.runningTurns} running`));
+  }
+  out.push(...(await describeApprovals(config.dataDir)));
+  out.push(row("Last error", snapshot?.lastError ? formatLastError(snapshot.lastError) : snapshot ? "none since start" : "unknown (the bot is not running)"));
+
+  let healthy = running;
+  if (values.deep) {
+    out.push("", `Probes (timeout ${PROBE_TIMEOUT_MS} ms each):`);
+    const results = await deepProbes(config, configured);
+    out.push(...formatProbes(results));
+    healthy = healthy && results.every((r) => r.ok);
+  }
+  process.stdout.write(`${out.join("\n")}\n`);
+  return healthy ? 0 : 1;
+}
+
+const row = (label: string, text: string) => `${`${label}:`.padEnd(12)}${text}`;
+
+function modelBase(config: Config): string {
+  return config.model.baseURL ?? DEFAULT_MODEL_API;
+}
+
+function ago(iso: string): string {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (s < 90) return `${s}s`;
+  if (s < 5400) return `${Math.round(s / 60)}m`;
+  if (s < 172_800) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+/** The process line; true when a live, refreshing bot was found. */
+function describeProcess(dataDir: string, runtime: ReturnType<typeof readRuntimeStatus>, out: string[]): boolean {
+  const pidFile = path.join(dataDir, PID_FILE);
+  if (!runtime) {
+    out.push(row("Process", "not running (no pid file)"));
+    return false;
+  }
+  if (!runtime.alive) {
+    out.push(row("Process", `not running: stale pid file (pid ${runtime.pid} is gone; the bot did not shut down cleanly). Remove ${pidFile}.`));
+    return false;
+  }
+  const snap = runtime.snapshot;
+  if (!snap || snap.pid !== runtime.pid) {
+    out.push(row("Process", `pid ${runtime.pid} is alive but wrote no status; it may be starting, or the pid was reused by another program`));
+    return false;
+  }
+  const age = Date.now() - Date.parse(snap.updatedAt);
+  if (age > STALE_SNAPSHOT_MS) {
+    out.push(row("Process", `pid ${runtime.pid} is alive but its status is ${ago(snap.updatedAt)} old: the bot may be hung, or the pid was reused`));
+    return false;
+  }
+  out.push(row("Process", `running, pid ${runtime.pid}, up ${ago(snap.startedAt)} (status updated ${ago(snap.updatedAt)} ago)`));
+  return true;
+}
+
+function describeMcp(config: Config, snapshot: StatusSnapshot | undefined): string[] {
+  const names = Object.keys(config.mcp.servers);
+  if (!names.length) return [row("MCP", "no servers configured")];
+  if (!snapshot) return [row("MCP", `${names.join(", ")} (configured; use --deep to try them)`)];
+  return snapshot.mcp.map((s, i) => row(i === 0 ? "MCP" : "", formatMcp(s)));
+}
+
+function formatMcp(s: { name: string; state: string; tools: string[]; lastError?: string }): string {
+  const tools = s.tools.length ? `${s.tools.length} tools: ${s.tools.slice(0, 6).join(", ")}${s.tools.length > 6 ? ", …" : ""}` : "no tools";
+  return `${s.name}: ${s.state}, ${tools}${s.lastError ? ` (last error: ${s.lastError})` : ""}`;
+}
+
+function formatLastError(e: NonNullable<StatusSnapshot["lastError"]>): string {
+  return `${ago(e.at)} ago, ${e.event}: ${e.message}${e.traceId ? ` (trace ${e.traceId}: gatehouse logs --trace ${e.traceId})` : ""}`;
+}
+
+async function describeApprovals(dataDir: string): Promise<string[]> {
+  // Opening the store would create it; a bot that never ran has nothing pending.
+  if (!existsSync(path.join(dataDir, DATABASE_FILE))) return [row("Approvals", "0 pending (no store yet)")];
+  let pending: PendingApprovalRecord[];
+  try {
+    const store = await openSqliteStore({ dataDir });
+    try {
+      pending = (await store.listApprovals("pending")).filter((a) => a.expiresAt > Date.now());
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    return [row("Approvals", `could not read the store: ${(err as Error).message}`)];
+  }
+  const lines = [row("Approvals", `${pending.length} pending`)];
+  for (const a of pending.slice(0, 10)) {
+    const left = Math.max(0, Math.round((a.expiresAt - Date.now()) / 1000));
+    lines.push(row("", `${a.id}  ${a.tool}  for ${a.requesterName ?? a.requesterId} in ${a.sessionKey}, expires in ${left}s`));
+  }
+  if (pending.length > 10) lines.push(row("", `… and ${pending.length - 10} more`));
+  return lines;
+}
+
+/** Probes every configured channel (with a token), the model endpoint and each MCP server, in parallel. */
+export async function deepProbes(config: Config, channels: string[]): Promise<ProbeResult[]> {
+  const probes: Array<Promise<ProbeResult | ProbeResult[]>> = [];
+  const skipped = (name: string, detail: string): ProbeResult => ({ name, ok: false, ms: 0, detail });
+  if (channels.includes("slack")) {
+    probes.push(config.slack.botToken ? probeSlack(config.slack.apiUrl ?? DEFAULT_SLACK_API, config.slack.botToken) : Promise.resolve(skipped("slack", "SLACK_BOT_TOKEN is not set")));
+  }
+  if (channels.includes("telegram")) {
+    probes.push(config.telegram.botToken ? probeTelegram(config.telegram.apiRoot ?? DEFAULT_TELEGRAM_API, config.telegram.botToken) : Promise.resolve(skipped("telegram", "TELEGRAM_BOT_TOKEN is not set")));
+  }
+  if (channels.includes("discord")) {
+    probes.push(config.discord.token ? probeDiscord(config.discord.apiUrl ?? DEFAULT_DISCORD_API, config.discord.token) : Promise.resolve(skipped("discord", "DISCORD_TOKEN is not set")));
+  }
+  if (config.model.apiKey || config.model.baseURL) probes.push(probeModel(modelBase(config), config.model.apiKey));
+  else probes.push(Promise.resolve(skipped("model", "no model endpoint configured (OPENAI_API_KEY or OPENAI_BASE_URL)")));
+  if (Object.keys(config.mcp.servers).length) probes.push(probeMcp(config));
+  return (await Promise.all(probes)).flat();
+}
+
+/** Starts every MCP server (lazy ones too) the way the bot would, and reports each one. */
+async function probeMcp(config: Config): Promise<ProbeResult[]> {
+  const hub = new McpHub(config.mcp, silentLogger());
+  const started = performance.now();
+  try {
+    const ready = (async () => {
+      await hub.start();
+      await hub.ready();
+    })();
+    await Promise.race([ready, new Promise((r) => setTimeout(r, PROBE_TIMEOUT_MS * 2).unref())]);
+    const ms = Math.round(performance.now() - started);
+    return hub.status().map((s) => ({
+      name: `mcp:${s.name}`,
+      ok: s.state === "connected",
+      ms,
+      detail: s.state === "connected" ? `${s.transport}, ${s.tools.length} tools` : `${s.transport}, ${s.state}${s.lastError ? `: ${s.lastError}` : ""}`,
+    }));
+  } finally {
+    await hub.close();
+  }
+}
+
+/** Aligned probe lines: name, ok/FAILED, latency, detail. */
+export function formatProbes(results: ProbeResult[]): string[] {
+  const width = Math.max(8, ...results.map((r) => r.name.length));
+  return results.map((r) => `  ${r.name.padEnd(width)}  ${(r.ok ? "ok" : "FAILED").padEnd(6)}  ${`${r.ms} ms`.padStart(7)}  ${r.detail}`);
+}
