@@ -1,0 +1,52 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { REFUSAL_TEXT } from "../../src/gateway/access.ts";
+import { quietFor } from "../support/bot.ts";
+import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
+
+describe("gateway access", () => {
+  let mb: MemoryBot | undefined;
+  afterEach(async () => {
+    await mb?.close();
+    mb = undefined;
+  });
+
+  /** A memory channel standing in for Slack, so the bot applies config.slack.access. */
+  function allowOnlyAlice(cooldownMs: number) {
+    return startMemoryBot({
+      channel: { channel: "slack" },
+      configure: (config) => {
+        config.slack.access = { users: ["u-alice"], conversations: ["*"], dm: "open", mentionGate: true, refusalCooldownMs: cooldownMs };
+      },
+    });
+  }
+
+  it("tells a refused sender once, then stays silent within the cooldown", async () => {
+    mb = await allowOnlyAlice(60_000);
+    const envs = [];
+    for (const text of ["hi bot", "hello?", "anyone there?"]) envs.push(await mb.channel.say(text, { userId: "u-mallory", conversationId: "room-1", threadId: "t-m" }));
+    await quietFor(300);
+    expect(mb.texts(envs[0]!)).toEqual([REFUSAL_TEXT]);
+    expect(mb.tb.model.requests).toHaveLength(0);
+
+    const alice = await mb.channel.say("hello from alice");
+    await mb.waitFor(alice, "hello from alice");
+  });
+
+  it("tells a refused sender again once the cooldown has passed", async () => {
+    mb = await allowOnlyAlice(250);
+    const first = await mb.channel.say("hi bot", { userId: "u-mallory", threadId: "t-m" });
+    await mb.waitFor(first, REFUSAL_TEXT);
+    await quietFor(300);
+    await mb.channel.say("hi again", { userId: "u-mallory", threadId: "t-m" });
+    await quietFor(200);
+    expect(mb.texts(first).filter((t) => t === REFUSAL_TEXT)).toHaveLength(2);
+  });
+
+  it("ignores a group message that does not address the bot", async () => {
+    mb = await allowOnlyAlice(60_000);
+    const env = await mb.channel.say("talking among ourselves", { mentioned: false });
+    await quietFor(300);
+    expect(mb.texts(env)).toEqual([]);
+    expect(mb.tb.model.requests).toHaveLength(0);
+  });
+});
