@@ -59,7 +59,7 @@ const SlackConfigSchema = z.strictObject({
 });
 
 const DiscordConfigSchema = z.strictObject({
-  token: z.string().min(20, "must be the bot token from the Developer Portal (Bot → Reset Token)").optional(),
+  token: z.string().regex(/^\S+$/, "must be the bot token from the Developer Portal (Bot → Reset Token), without spaces").optional(),
   apiUrl: z.url().optional(),
   allowedGuilds: z.array(z.string()).optional(),
   allowedChannels: z.array(z.string()).optional(),
@@ -68,7 +68,7 @@ const DiscordConfigSchema = z.strictObject({
 });
 
 const TelegramConfigSchema = z.strictObject({
-  botToken: z.string().regex(/^\d+:[A-Za-z0-9_-]{20,}$/, "must look like 123456:ABC-DEF… (from @BotFather)").optional(),
+  botToken: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, "must look like 123456789:AAH… (from @BotFather)").optional(),
   apiRoot: z.url().optional(),
   webhookUrl: z.url().optional(),
   webhookSecret: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "may contain only A-Z, a-z, 0-9, _ and -").optional(),
