@@ -87,10 +87,13 @@ export class PendingApprovals {
         this.waiters.delete(id);
         resolve(decision);
       };
+      // Set when the request ends without a click; a card posted after that must still show it.
+      let ended: ApprovalResolution | undefined;
       const endWith = async (state: "expired" | "cancelled", decision: ApprovalDecision, text: string) => {
         if (await store.decideApproval(id, state, {}, Date.now())) {
           settle(decision);
-          await this.editCard(id, poster, card, { outcome: state === "expired" ? "expired" : "cancelled", text });
+          ended = { outcome: state === "expired" ? "expired" : "cancelled", text };
+          await this.editCard(id, poster, card, ended);
         }
       };
       const timer = setTimeout(() => {
@@ -108,6 +111,8 @@ export class PendingApprovals {
           if (messageId) {
             record.cardMessageId = messageId;
             await store.setApprovalCardMessage(id, messageId);
+            // The wait may have timed out or been stopped while the card queued behind other messages.
+            if (ended) await this.editCard(id, poster, card, ended);
           }
         })
         .catch(async (err: Error) => {
