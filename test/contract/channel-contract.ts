@@ -14,6 +14,7 @@ import { callTools, heldTool, lastUserText, messagesOf, routeModel, countingTool
 import type { RecordedRequest } from "../emulators/openai/index.ts";
 import type { ChannelHarness, PostedUserMessage, SeenMessage } from "./harness.ts";
 
+/** Platform user ids the contract acts as. */
 export interface ContractOptions {
   /** The person who talks to the bot (must be a valid user id on the platform). */
   userId: string;

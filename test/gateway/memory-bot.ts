@@ -9,6 +9,7 @@ import { eventually, startTestBot, type TestBot } from "../support/bot.ts";
 import { routeModel } from "../support/scenario.ts";
 import { MemoryChannel, type MemoryChannelOptions, type MemoryMessage } from "../support/memory-channel.ts";
 
+/** A test bot on one memory channel. */
 export interface MemoryBot {
   channel: MemoryChannel;
   tb: TestBot;

@@ -14,6 +14,7 @@ import type { ChannelAdapter } from "../../src/ports.ts";
 import type { AnyTool } from "../../src/tools/tool.ts";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 
+/** What a test bot runs with. */
 export interface TestBotOptions {
   adapters: ChannelAdapter[];
   /** Changes to the loaded config (approval timeout, access lists, …) before the bot starts. */
@@ -23,6 +24,7 @@ export interface TestBotOptions {
   model?: OpenAIEmulator;
 }
 
+/** A running test bot and what a test inspects of it. */
 export interface TestBot {
   bot: Bot;
   model: OpenAIEmulator;

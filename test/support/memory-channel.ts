@@ -39,6 +39,7 @@ export interface MemoryMessage {
   sentAt: number;
 }
 
+/** How a memory channel is set up: its name, what it can do, and how strict its "platform" is. */
 export interface MemoryChannelOptions {
   /** The channel name envelopes carry (default "memory"); "slack" etc. makes the bot apply that channel's access config. */
   channel?: string;
@@ -49,6 +50,7 @@ export interface MemoryChannelOptions {
   platformMinGapMs?: number;
 }
 
+/** Who says something, and where (defaults: the default user, a top-level post in the default room). */
 export interface SayOptions {
   userId?: string;
   userName?: string;
@@ -61,7 +63,9 @@ export interface SayOptions {
   eventId?: string;
 }
 
+/** The user who speaks unless told otherwise. */
 export const MEMORY_USER = "u-alice";
+/** The group conversation messages go to unless told otherwise. */
 export const MEMORY_ROOM = "room-1";
 
 const DEFAULT_CAPABILITIES: ChannelCapabilities = {
@@ -258,7 +262,7 @@ export function createMemoryHarness(options: MemoryChannelOptions = {}): Channel
     async botMessages(conversationId, threadId) {
       return channel.messagesIn(conversationId, threadId).map(seen);
     },
-    async click(message, payload, userId) {
+    async click(_message, payload, userId) {
       const decoded = decodeApprovalPayload(payload);
       if (!decoded) return { shownToClicker: "This button is not one of ours." };
       const outcome = await channel.click(decoded.approvalId, decoded.choice, userId);

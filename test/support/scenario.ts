@@ -69,10 +69,10 @@ export function heldTool(name: string): HeldTool {
   let releaseAll: () => void = () => {};
   let released = new Promise<void>((r) => (releaseAll = r));
   const startWaiters: Array<{ n: number; resolve: () => void }> = [];
-  const tool: Tool<Record<string, never>> = {
+  const tool: Tool<Record<string, unknown>> = {
     name,
     description: `Waits until the test lets it finish (${name}).`,
-    parameters: z.object({}) as unknown as z.ZodType<Record<string, never>>,
+    parameters: z.record(z.string(), z.unknown()),
     risk: "read",
     owner: "builtin",
     async execute(_args, ctx) {
