@@ -37,9 +37,15 @@ export async function runLogs(argv: string[]): Promise<number> {
     return 1;
   }
 
+  const live = path.join(logDir(dataDir), LOG_FILE_NAME);
   const entries: LogEntry[] = [];
+  // Where following starts: right after the last complete line read from the live file.
+  let followFrom = { position: 0, inode: undefined as number | undefined };
   for (const file of files) {
-    for (const raw of readFileSync(file, "utf8").split("\n")) {
+    const bytes = readFileSync(file);
+    const complete = bytes.lastIndexOf(0x0a) + 1;
+    if (file === live) followFrom = { position: complete, inode: statSync(file).ino };
+    for (const raw of bytes.subarray(0, complete).toString("utf8").split("\n")) {
       const entry = raw ? parseLogLine(raw) : undefined;
       if (entry && matchesFilter(entry, filter)) entries.push(entry);
     }
@@ -54,7 +60,7 @@ export async function runLogs(argv: string[]): Promise<number> {
   else if (!entries.length && !json && !values.follow) process.stdout.write("No log lines match.\n");
   for (const entry of entries) print(entry);
   if (!values.follow) return filter.traceId && !entries.length ? 1 : 0;
-  await follow(path.join(logDir(dataDir), LOG_FILE_NAME), (entry) => {
+  await follow(live, followFrom, (entry) => {
     if (matchesFilter(entry, filter)) print(entry);
   });
   return 0;
@@ -69,9 +75,9 @@ function spansDays(entries: LogEntry[]): boolean {
  * Polls the live log file for appended lines until SIGINT. When the file rotates (a new file
  * under the same name), the rest of the old one is read from `<name>.1` first.
  */
-function follow(live: string, onEntry: (entry: LogEntry) => void): Promise<void> {
-  let position = existsSync(live) ? statSync(live).size : 0;
-  let inode = existsSync(live) ? statSync(live).ino : undefined;
+function follow(live: string, from: { position: number; inode?: number }, onEntry: (entry: LogEntry) => void): Promise<void> {
+  let position = from.position;
+  let inode = from.inode;
   let partial = "";
 
   const readFrom = (file: string, from: number): number => {
