@@ -150,6 +150,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   for (const adapter of adapters) {
     delivery.addChannel(adapter.channel, {
       port: adapter.port, maxMessageChars: adapter.capabilities.maxMessageChars, minIntervalMs: adapter.pacing.minIntervalMs,
+      progressMode: adapter.channel === "telegram" && config.telegram.editProgressInPlace && adapter.capabilities.edit ? "edit" : "lines",
     });
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,

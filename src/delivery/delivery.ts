@@ -12,6 +12,7 @@ export interface ChannelOutlet {
   port: OutboundPort;
   maxMessageChars: number;
   minIntervalMs: number;
+  progressMode?: "lines" | "edit";
 }
 
 export class Delivery {
@@ -35,11 +36,12 @@ export class Delivery {
     const key = targetKeyOf(target);
     let q = this.queues.get(key);
     if (!q) {
+      if (this.queues.size > 5000) for (const [k, old] of this.queues) if (old.idle) this.queues.delete(k);
       const outlet = this.outlets.get(target.channel);
       if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
       q = new TargetQueue({
         port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.minIntervalMs,
-        log: this.log.child({ target: key }), observer: this.observer,
+        progressMode: outlet.progressMode, log: this.log.child({ target: key }), observer: this.observer,
       });
       this.queues.set(key, q);
     }

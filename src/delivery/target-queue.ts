@@ -28,6 +28,8 @@ export interface TargetQueueOptions {
   maxAttempts?: number;
   /** How many 429s in a row one message waits out before giving up (default 20). */
   maxRateLimitWaits?: number;
+  /** `edit`: progress lines grow one message, edited in place, until the next answer (needs port.edit). */
+  progressMode?: "lines" | "edit";
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -38,9 +40,11 @@ export class TargetQueue {
   private lastSentAt = 0;
   private readonly o: Required<TargetQueueOptions>;
   private idleWaiters: Array<() => void> = [];
+  /** The progress message being edited in place, in `edit` mode. */
+  private progressMessage?: { id: string; text: string };
 
   constructor(options: TargetQueueOptions) {
-    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, ...options };
+    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", ...options };
   }
 
   /** Queues a progress line; lines that pile up are posted together. */
@@ -112,12 +116,13 @@ export class TargetQueue {
           this.items.shift();
         }
         if (lines.length > 1) this.o.observer.emit({ event: "delivery.coalesced", lines: lines.length });
-        await this.sendText(lines.join("\n"), "progress", false).catch((err: Error) =>
+        await this.postProgress(lines.join("\n")).catch((err: Error) =>
           this.o.log.warn({ err: err.message }, "progress line dropped after retries"),
         );
         continue;
       }
       this.items.shift();
+      this.progressMessage = undefined;
       try {
         if (item.kind === "text") {
           for (const part of splitMessage(item.text, this.o.maxMessageChars)) {
@@ -135,14 +140,33 @@ export class TargetQueue {
     }
   }
 
+  /** Posts progress lines: a new message, or in `edit` mode an edit of the current progress message. */
+  private async postProgress(text: string): Promise<void> {
+    const edit = this.o.port.edit?.bind(this.o.port);
+    const current = this.progressMessage;
+    if (this.o.progressMode === "edit" && edit && current && current.text.length + text.length + 1 <= this.o.maxMessageChars) {
+      const combined = `${current.text}\n${text}`;
+      await this.withRetries(() => edit(this.o.target, current.id, { text: combined, kind: "progress" }), false);
+      current.text = combined;
+      return;
+    }
+    const id = await this.sendText(text, "progress", false);
+    if (this.o.progressMode === "edit" && id) this.progressMessage = { id, text };
+  }
+
   /** Sends one message that fits the limit; re-splits if the platform still finds it too long. */
-  private async sendText(text: string, kind: "progress" | "notice" | "reply", important: boolean, plain = false): Promise<void> {
+  private async sendText(text: string, kind: "progress" | "notice" | "reply", important: boolean, plain = false): Promise<string | undefined> {
     try {
-      await this.withRetries(() => this.o.port.send(this.o.target, { text, plain, kind }).then(() => undefined), important);
+      let id: string | undefined;
+      await this.withRetries(async () => {
+        id = (await this.o.port.send(this.o.target, { text, plain, kind })).id;
+      }, important);
+      return id;
     } catch (err) {
       if (err instanceof MessageRejectedError && err.reason === "too_long" && text.length > 32) {
-        for (const part of splitMessage(text, Math.floor(text.length / 2))) await this.sendText(part, kind, important, plain);
-        return;
+        let last: string | undefined;
+        for (const part of splitMessage(text, Math.floor(text.length / 2))) last = await this.sendText(part, kind, important, plain);
+        return last;
       }
       if (err instanceof MessageRejectedError && err.reason === "bad_markup" && !plain) {
         return this.sendText(text, kind, important, true);

@@ -79,9 +79,18 @@ export class Gateway {
     };
   }
 
-  /** Accepts (or refuses) one inbound message; resolves before the turn runs. */
+  /** Accepts (or refuses) one inbound message; resolves before the turn runs. Never rejects. */
   async message(input: IngressEnvelope): Promise<void> {
     const env: IngressEnvelope = { ...input, traceId: input.traceId ?? newTraceId() };
+    try {
+      await this.accept(env);
+    } catch (err) {
+      this.o.log.error({ traceId: env.traceId, err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "message could not be accepted");
+      await this.reply(env, `⚠️ Something went wrong on my side and this message was not handled (ref ${env.traceId}).`);
+    }
+  }
+
+  private async accept(env: IngressEnvelope): Promise<void> {
     const traceId = env.traceId!;
     const sessionKey = sessionKeyOf(env);
     const log = this.o.log.child({ traceId, sessionKey });

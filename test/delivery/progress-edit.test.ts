@@ -1,0 +1,42 @@
+import { describe, expect, it, vi } from "vitest";
+import { TargetQueue } from "../../src/delivery/target-queue.ts";
+import { createObserver } from "../../src/observe/observer.ts";
+import { silentLogger } from "../../src/observe/logger.ts";
+import type { OutboundPort } from "../../src/ports.ts";
+
+function recordingPort() {
+  const messages: Array<{ id: string; text: string; edits: number }> = [];
+  const port: OutboundPort = {
+    async send(_t, m) {
+      const id = String(messages.length + 1);
+      messages.push({ id, text: m.text, edits: 0 });
+      return { id };
+    },
+    async edit(_t, id, m) {
+      const msg = messages.find((x) => x.id === id)!;
+      msg.text = m.text;
+      msg.edits++;
+    },
+  };
+  return { port, messages };
+}
+
+describe("progress edited in place", () => {
+  it("grows one progress message until the answer, then starts a new one", async () => {
+    const { port, messages } = recordingPort();
+    const log = silentLogger();
+    const q = new TargetQueue({
+      port, target: { channel: "t", conversationId: "c" }, maxMessageChars: 4096, minIntervalMs: 5, log, observer: createObserver(log), progressMode: "edit",
+    });
+    q.progress("⏳ shell: ls");
+    await q.drained();
+    q.progress("✅ shell (0.1s)");
+    await q.drained();
+    await q.text("Here are the files.");
+    q.progress("⏳ read_file: a.txt");
+    await vi.waitFor(() => expect(messages).toHaveLength(3));
+    expect(messages[0]).toMatchObject({ text: "⏳ shell: ls\n✅ shell (0.1s)", edits: 1 });
+    expect(messages[1]!.text).toBe("Here are the files.");
+    expect(messages[2]!.text).toBe("⏳ read_file: a.txt");
+  });
+});
