@@ -73,9 +73,12 @@ export async function startTestBot(options: TestBotOptions): Promise<TestBot> {
       return bot;
     },
     async close() {
-      await bot.stop();
-      if (!options.model) await model.close();
-      await rm(dataDir, { recursive: true, force: true });
+      try {
+        await bot.stop();
+      } finally {
+        if (!options.model) await model.close();
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
   return fixture;
