@@ -58,12 +58,22 @@ export interface LogFilter {
   sessionKey?: string;
   /** Only lines at or after this time (ms since epoch). */
   since?: number;
+  /**
+   * Trace ids seen with `sessionKey`: some lines of a turn carry only the trace id, and still
+   * belong to the session. Filled by `matchesFilter` as lines go by.
+   */
+  sessionTraces?: Set<string>;
 }
 
-/** Whether an entry passes the filter. */
+/** Whether an entry passes the filter (lines must be offered in the order they were written). */
 export function matchesFilter(entry: LogEntry, filter: LogFilter): boolean {
   if (filter.traceId && entry.traceId !== filter.traceId) return false;
-  if (filter.sessionKey && entry.sessionKey !== filter.sessionKey) return false;
+  if (filter.sessionKey) {
+    filter.sessionTraces ??= new Set();
+    if (entry.sessionKey === filter.sessionKey && entry.traceId) filter.sessionTraces.add(entry.traceId);
+    const inSession = entry.sessionKey === filter.sessionKey || (entry.traceId !== undefined && filter.sessionTraces.has(entry.traceId));
+    if (!inSession) return false;
+  }
   if (filter.since !== undefined && Date.parse(entry.time) < filter.since) return false;
   return true;
 }

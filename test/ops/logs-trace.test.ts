@@ -87,6 +87,11 @@ describe("gatehouse logs --trace", () => {
     expect(refused).toContain("rule=");
     expect(story.find((l) => l.includes("envelope.received"))).toContain("sender=U1");
     expect(story.find((l) => l.includes("turn.finish"))).toContain("status=done");
+
+    // The session's view holds the same turn, lines that carry only the trace id included.
+    const session = await runCli(["logs", "--session", "test:C1"], { GATEHOUSE_DATA_DIR: dataDir });
+    expect(session.stdout.split("\n").filter((l) => l.includes("model.request"))).toHaveLength(2);
+    expect(session.stdout).not.toContain("channel started");
   });
 
   it("says so, and exits 1, when no line carries the trace id", async () => {
