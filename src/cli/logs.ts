@@ -30,6 +30,11 @@ export async function runLogs(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  // `gatehouse logs | head` closes the pipe early; that is a normal way to stop reading.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
   const dataDir = resolveDataDir();
   const files = logFilesOldestFirst(dataDir);
   if (!files.length && !values.follow) {
