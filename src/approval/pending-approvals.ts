@@ -19,6 +19,7 @@ export interface CardPoster {
 }
 
 interface Waiter {
+  traceId: string;
   record: PendingApprovalRecord;
   card: ApprovalCard;
   poster: CardPoster;
@@ -103,7 +104,7 @@ export class PendingApprovals {
       const onAbort = () =>
         void endWith("cancelled", { outcome: "cancelled", source: "cancelled" }, `Cancelled: the request was stopped; ${req.tool} was not run.`);
       req.signal.addEventListener("abort", onAbort, { once: true });
-      this.waiters.set(id, { record, card, poster, settle });
+      this.waiters.set(id, { traceId: req.traceId, record, card, poster, settle });
 
       poster
         .post(req.target, card)
@@ -125,6 +126,11 @@ export class PendingApprovals {
   }
 
   /** Handles a click. Fast: one read and one compare-and-set; the card edit happens after. */
+  /** The trace id of the turn waiting on an approval, when it waits in this process. */
+  traceOf(approvalId: string): string | undefined {
+    return this.waiters.get(approvalId)?.traceId;
+  }
+
   async decide(click: ApprovalClick): Promise<ApprovalClickOutcome> {
     const { store, observer } = this.options;
     const record = await store.getApproval(click.approvalId);
@@ -140,7 +146,7 @@ export class PendingApprovals {
       return { status: "expired", message: "This approval has expired; nothing was run. Ask the bot again." };
     }
     if (!record.approvers.includes(click.actor.id)) {
-      observer.emit({ event: "approval.click_refused", approvalId: record.id, sessionKey: record.sessionKey, actor: click.actor.id });
+      observer.emit({ event: "approval.click_refused", traceId: this.waiters.get(record.id)?.traceId, approvalId: record.id, sessionKey: record.sessionKey, actor: click.actor.id });
       await store.appendAudit({
         at: now, kind: "approval.click_refused", sessionKey: record.sessionKey, channel: record.channel, tool: record.tool,
         argsHash: record.argsHash, actorId: click.actor.id, actorName: click.actor.name, source: "backchannel", outcome: "not-allowed",

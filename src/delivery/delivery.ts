@@ -48,17 +48,17 @@ export class Delivery {
     return q;
   }
 
-  progress(target: ReplyTarget, line: string): void {
-    this.queue(target).progress(line);
+  progress(target: ReplyTarget, line: string, traceId?: string): void {
+    this.queue(target).progress(line, traceId);
   }
 
   /** Posts text; `as: "notice"` for messages that do not answer (queued, refused). */
-  send(target: ReplyTarget, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
-    return this.queue(target).text(text, as);
+  send(target: ReplyTarget, text: string, as: "notice" | "reply" = "reply", traceId?: string): Promise<void> {
+    return this.queue(target).text(text, as, traceId);
   }
 
-  run<T>(target: ReplyTarget, action: () => Promise<T>): Promise<T> {
-    return this.queue(target).action(action);
+  run<T>(target: ReplyTarget, action: () => Promise<T>, traceId?: string): Promise<T> {
+    return this.queue(target).action(action, traceId);
   }
 
   /** Waits until every queue is empty, or `timeoutMs` passes. */

@@ -13,9 +13,9 @@ import { scrubSecrets } from "../observe/scrub.ts";
 import { splitMessage } from "./chunking.ts";
 
 type Item =
-  | { kind: "progress"; text: string }
-  | { kind: "text"; text: string; as: "notice" | "reply"; settle: (err?: Error) => void }
-  | { kind: "action"; run: () => Promise<void>; settle: (err?: Error) => void };
+  | { kind: "progress"; text: string; traceId?: string }
+  | { kind: "text"; text: string; as: "notice" | "reply"; traceId?: string; settle: (err?: Error) => void }
+  | { kind: "action"; run: () => Promise<void>; traceId?: string; settle: (err?: Error) => void };
 
 export interface TargetQueueOptions {
   port: OutboundPort;
@@ -42,31 +42,34 @@ export class TargetQueue {
   private idleWaiters: Array<() => void> = [];
   /** The progress message being edited in place, in `edit` mode. */
   private progressMessage?: { id: string; text: string };
+  /** The trace id of the item being sent, for the delivery events. */
+  private traceId?: string;
 
   constructor(options: TargetQueueOptions) {
     this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", ...options };
   }
 
   /** Queues a progress line; lines that pile up are posted together. */
-  progress(line: string): void {
-    this.items.push({ kind: "progress", text: scrubSecrets(line) });
+  progress(line: string, traceId?: string): void {
+    this.items.push({ kind: "progress", text: scrubSecrets(line), traceId });
     this.kick();
   }
 
   /** Queues text (split at the limit); resolves once every part is posted. */
-  text(text: string, as: "notice" | "reply" = "reply"): Promise<void> {
+  text(text: string, as: "notice" | "reply" = "reply", traceId?: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.items.push({ kind: "text", text: scrubSecrets(text), as, settle: (err) => (err ? reject(err) : resolve()) });
+      this.items.push({ kind: "text", text: scrubSecrets(text), as, traceId, settle: (err) => (err ? reject(err) : resolve()) });
       this.kick();
     });
   }
 
   /** Runs a platform call in this target's order and pacing, retried on 429. */
-  action<T>(run: () => Promise<T>): Promise<T> {
+  action<T>(run: () => Promise<T>, traceId?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let value: T;
       this.items.push({
         kind: "action",
+        traceId,
         run: async () => {
           value = await run();
         },
@@ -105,6 +108,7 @@ export class TargetQueue {
     while (this.items.length) {
       await this.pace();
       const item = this.items[0]!;
+      this.traceId = item.traceId;
       if (item.kind === "progress") {
         const lines: string[] = [];
         let size = 0;
@@ -115,7 +119,7 @@ export class TargetQueue {
           size += next.length + 1;
           this.items.shift();
         }
-        if (lines.length > 1) this.o.observer.emit({ event: "delivery.coalesced", lines: lines.length });
+        if (lines.length > 1) this.o.observer.emit({ event: "delivery.coalesced", traceId: this.traceId, lines: lines.length });
         await this.postProgress(lines.join("\n")).catch((err: Error) =>
           this.o.log.warn({ err: err.message }, "progress line dropped after retries"),
         );
@@ -134,7 +138,7 @@ export class TargetQueue {
         }
         item.settle();
       } catch (err) {
-        this.o.log.error({ err: (err as Error).message }, "delivery failed");
+        this.o.log.error({ traceId: item.traceId, err: (err as Error).message }, "delivery failed");
         item.settle(err as Error);
       }
     }
@@ -182,21 +186,21 @@ export class TargetQueue {
       try {
         await call();
         this.lastSentAt = Date.now();
-        this.o.observer.emit({ event: "delivery.sent", target: this.o.target.conversationId });
+        this.o.observer.emit({ event: "delivery.sent", traceId: this.traceId, target: this.o.target.conversationId, attempts: failures + rateLimits + 1 });
         return;
       } catch (err) {
         this.lastSentAt = Date.now();
         if (err instanceof RateLimitedError) {
           rateLimits++;
           if (rateLimits > this.o.maxRateLimitWaits * (important ? 3 : 1)) throw err;
-          this.o.log.info({ retryAfterMs: err.retryAfterMs }, "rate limited; waiting as advised");
+          this.o.observer.emit({ event: "delivery.rate_limited", traceId: this.traceId, retryAfterMs: err.retryAfterMs, attempt: rateLimits });
           await sleep(Math.max(err.retryAfterMs, 50));
           continue;
         }
         if (err instanceof MessageRejectedError) throw err;
         failures++;
         if (failures >= this.o.maxAttempts) throw err;
-        this.o.log.warn({ err: (err as Error).message, attempt: failures }, "send failed; retrying");
+        this.o.log.warn({ traceId: this.traceId, err: (err as Error).message, attempt: failures }, "send failed; retrying");
         await sleep(300 * 2 ** failures);
       }
     }

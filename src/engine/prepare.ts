@@ -87,7 +87,7 @@ export async function prepareCalls(
     });
     if (hooked.blocked) {
       p.result = synthetic.hookBlocked(tool.name, hooked.blocked.by, hooked.blocked.reason);
-      exec.observer.emit({ event: "hook.blocked", traceId: state.traceId, tool: tool.name, hook: hooked.blocked.by });
+      exec.observer.emit({ event: "hook.blocked", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, hook: hooked.blocked.by });
       await exec.store.appendAudit({
         at: Date.now(), kind: "hook.blocked", traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel,
         tool: tool.name, source: `hook:${hooked.blocked.by}`, outcome: "blocked", detail: hooked.blocked.reason,
@@ -139,11 +139,11 @@ export async function prepareCalls(
     const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical: canonicalJson(params) });
     if (loop.level === "warn") p.loopWarning = loop.reason;
     if (loop.level === "block" || loop.level === "abort") {
-      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, tool: tool.name, level: loop.level, reason: loop.reason });
+      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: loop.level, reason: loop.reason });
       p.result = synthetic.loopBlocked(tool.name, loop.reason ?? "repeated calls");
       if (loop.level === "abort") guards.endTurn = `I stopped this task: ${loop.reason ?? "the model kept repeating itself"}.`;
     } else if (loop.level === "warn") {
-      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, tool: tool.name, level: "warn", reason: loop.reason });
+      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: "warn", reason: loop.reason });
     }
   }
   return prepared;

@@ -72,6 +72,10 @@ export async function recordResults(
     let text = await bound(exec, state, d.call.id, resultText(d.result));
     if (d.loopWarning) text += `\n[note: ${d.loopWarning}. Change your approach instead of repeating the call.]`;
     messages.push({ role: "tool", tool_call_id: d.call.id, content: text });
+    exec.observer.emit({
+      event: "result.recorded", traceId: state.traceId, sessionKey: state.sessionKey, tool: d.call.name, callId: d.call.id,
+      ran: d.ran, success: d.result.success, chars: text.length, receipt,
+    });
   }
   return messages;
 }

@@ -53,12 +53,17 @@ export async function runTurn(exec: ResolvedExecution, state: TurnState): Promis
         conversation.push(m);
       }
       const availability = computeAvailability(exec, state);
-      exec.observer.emit({ event: "model.request", traceId: state.traceId, iteration, tools: availability.specs.length });
+      exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
+      const asked = performance.now();
       const reply: ModelReply = await exec.model.complete({
         messages: [systemMessage(exec, availability.deferredPrompt), ...conversation],
         tools: availability.specs,
         signal: state.signal,
         onTextDelta: (text) => state.emit({ type: "text.delta", text }),
+      });
+      exec.observer.emit({
+        event: "model.reply", traceId: state.traceId, sessionKey: state.sessionKey, iteration,
+        ms: Math.round(performance.now() - asked), toolCalls: reply.toolCalls.length, chars: reply.text.length,
       });
       if (reply.toolCalls.length === 0) {
         const text = reply.text.trim() === "" ? EMPTY_ANSWER : reply.text;

@@ -120,7 +120,8 @@ export class Gateway {
     }
 
     const busy = this.lanes.running(sessionKey) !== undefined || this.lanes.queued(sessionKey) > 0;
-    const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, sessionKey, runtime, log));
+    const acceptedAt = Date.now();
+    const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, sessionKey, runtime, log, acceptedAt));
     if (!queued.accepted) {
       ev("lane.full", { waiting: queued.waiting });
       await this.say(env, `I'm still busy here with ${queued.waiting + 1} earlier requests, so I did not queue this one. Send it again when I'm done, or /stop the current task.`);
@@ -133,8 +134,9 @@ export class Gateway {
   /** Approval clicks: the control lane — never behind a turn. */
   async approvalClick(click: ApprovalClick): Promise<ApprovalClickOutcome> {
     try {
+      const traceId = this.o.approvals.traceOf(click.approvalId);
       const outcome = await this.o.approvals.decide(click);
-      this.o.observer.emit({ event: "approval.click", approvalId: click.approvalId, actor: click.actor.id, status: outcome.status });
+      this.o.observer.emit({ event: "approval.click", traceId, approvalId: click.approvalId, actor: click.actor.id, status: outcome.status });
       return outcome;
     } catch (err) {
       this.o.log.error({ err: (err as Error).message }, "approval click failed");
@@ -161,7 +163,7 @@ export class Gateway {
     return this.say(env, "🆕 Started a fresh conversation here; I no longer see the earlier messages.");
   }
 
-  private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger): Promise<void> {
+  private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger, acceptedAt: number): Promise<void> {
     const traceId = env.traceId!;
     const controller = new AbortController();
     const turnId = `t${randomBytes(4).toString("hex")}`;
@@ -169,11 +171,11 @@ export class Gateway {
     const stopTyping = keepTyping(runtime.port, env.replyTo, log);
     const emit = (event: TurnEvent) => {
       const line = progressLine(event);
-      if (line) this.o.delivery.progress(env.replyTo, line);
+      if (line) this.o.delivery.progress(env.replyTo, line, traceId);
     };
     try {
       const history = trimHistory(await this.o.store.loadHistory(sessionKey, this.o.historyLimit));
-      this.o.observer.emit({ event: "turn.start", traceId, sessionKey, turnId, historyMessages: history.length });
+      this.o.observer.emit({ event: "turn.start", traceId, sessionKey, turnId, historyMessages: history.length, laneWaitMs: Date.now() - acceptedAt });
       const outcome = await runTurn(runtime.exec, {
         turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, steering: [], emit,
       });
@@ -196,7 +198,7 @@ export class Gateway {
 
   private async reply(env: IngressEnvelope, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
     try {
-      await this.o.delivery.send(env.replyTo, text, as);
+      await this.o.delivery.send(env.replyTo, text, as, env.traceId);
     } catch (err) {
       this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
     }

@@ -20,12 +20,12 @@ export interface Observer {
   listen(listener: ObserverListener): () => void;
 }
 
-/** An observer that logs every event at info level (debug for noisy ones) and fans it out. */
+/** An observer that logs every event at info level (debug for streamed text deltas) and fans it out. */
 export function createObserver(log: Logger): Observer {
   const listeners = new Set<ObserverListener>();
   return {
     emit(event) {
-      const level = event.event.startsWith("delivery.") || event.event === "model.delta" ? "debug" : "info";
+      const level = event.event === "model.delta" ? "debug" : "info";
       log[level](event, event.event);
       for (const l of listeners) {
         try {
