@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MemoryChannel, MEMORY_ROOM } from "../support/memory-channel.ts";
+import { startTestBot, type TestBot } from "../support/bot.ts";
+import { FIXTURE_SERVER } from "./helpers.ts";
+import type { Config } from "../../src/config/schema.ts";
+import { McpConfigSchema } from "../../src/tools/mcp/schema.ts";
+
+let fixture: TestBot | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+type Msg = { role: string; content: string | null; tool_calls?: unknown };
+const messages = (fx: TestBot, i: number) => fx.model.requests[i]!.body.messages as Msg[];
+const toolNames = (fx: TestBot, i: number) =>
+  ((fx.model.requests[i]!.body.tools as Array<{ function: { name: string } }> | undefined) ?? []).map((t) => t.function.name);
+const lastTool = (fx: TestBot, i: number) => messages(fx, i).filter((m) => m.role === "tool").at(-1)?.content ?? "";
+
+async function mcpBot(mcp: Record<string, unknown>, configure?: (c: Config) => void) {
+  const channel = new MemoryChannel({ capabilities: { inlineApproval: true } });
+  fixture = await startTestBot({
+    adapters: [channel],
+    configure: (config) => {
+      config.mcp = McpConfigSchema.parse({
+        servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], timeoutMs: 5000 } },
+        ...mcp,
+      });
+      configure?.(config);
+    },
+  });
+  return { channel, fx: fixture };
+}
+
+describe("MCP tools in a full turn", () => {
+  it("offers MCP tools to the model and runs a read-only one without asking", async () => {
+    const { channel, fx } = await mcpBot({ servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnlyTools: ["echo"] } } });
+    fx.model.script({ toolCalls: [{ name: "fx__echo", arguments: '{"text":"hello from mcp"}' }] }, { text: "echoed" });
+    const env = await channel.say("echo something");
+    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("echoed"));
+    expect(toolNames(fx, 0)).toEqual(expect.arrayContaining(["fx__echo", "fx__add"]));
+    expect(lastTool(fx, 1)).toBe("hello from mcp");
+    expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text).join("\n")).toMatch(/✅ fx__echo/);
+  });
+
+  it("asks for approval before a prompt-required MCP tool runs", async () => {
+    const { channel, fx } = await mcpBot({});
+    fx.model.script({ toolCalls: [{ name: "fx__add", arguments: '{"a":2,"b":3}' }] }, { text: "the sum is in" });
+    const env = await channel.say("add 2 and 3", { userId: "u-alice" });
+    await vi.waitFor(() => expect(channel.openCards()).toHaveLength(1));
+    expect(channel.openCards()[0]!.card!.tool).toBe("fx__add");
+    await channel.click(channel.openCards()[0]!.card!.approvalId, "approve", "u-alice");
+    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("the sum is in"));
+    expect(lastTool(fx, 1)).toMatch(/the sum is 5/);
+  });
+
+  it("in deferred mode offers only names and tool_search, then the activated tool from the next request", async () => {
+    const { channel, fx } = await mcpBot({ deferred: true, servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnly: true } } });
+    fx.model.script(
+      { toolCalls: [{ name: "tool_search", arguments: '{"query":"add numbers sum"}' }] },
+      { toolCalls: [{ name: "fx__add", arguments: '{"a":1,"b":1}' }] },
+      { text: "two" },
+    );
+    const env = await channel.say("what is 1+1, use a tool");
+    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("two"));
+    expect(toolNames(fx, 0)).toContain("tool_search");
+    expect(toolNames(fx, 0)).not.toContain("fx__add");
+    expect(messages(fx, 0)[0]!.content).toMatch(/More tools are available on request: .*fx__add/);
+    expect(lastTool(fx, 1)).toMatch(/fx__add/);
+    expect(toolNames(fx, 1)).toContain("fx__add");
+    expect(lastTool(fx, 2)).toMatch(/the sum is 2/);
+  });
+
+  it("never lets tool_search return or activate a denied tool", async () => {
+    const { channel, fx } = await mcpBot({ deferred: true }, (config) => {
+      config.tools.deny = ["mcp:fx__add"];
+    });
+    fx.model.script(
+      { toolCalls: [{ name: "tool_search", arguments: '{"query":"select:fx__add,fx__echo"}' }] },
+      { toolCalls: [{ name: "fx__add", arguments: '{"a":1,"b":1}' }] },
+      { text: "done" },
+    );
+    const env = await channel.say("add");
+    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("done"));
+    expect(messages(fx, 0)[0]!.content).not.toMatch(/fx__add/);
+    expect(lastTool(fx, 1)).not.toMatch(/Activated.*fx__add|fx__add:/);
+    expect(toolNames(fx, 1)).not.toContain("fx__add");
+    expect(lastTool(fx, 2)).toMatch(/refused by policy \(tools\.deny "mcp:fx__add"\)/);
+  });
+
+  it("offers a dynamic filter group's tools only when the message has one of its keywords", async () => {
+    const { channel, fx } = await mcpBot({
+      servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnly: true } },
+      filterGroups: [
+        { mode: "always", tools: ["mcp:fx__echo"] },
+        { mode: "dynamic", tools: ["mcp:fx__add"], keywords: ["math"] },
+      ],
+    });
+    fx.model.script({ toolCalls: [{ name: "fx__add", arguments: '{"a":1,"b":2}' }] }, { text: "first" }, { text: "second" });
+    const first = await channel.say("please add these");
+    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, first.conversation.threadId).map((m) => m.text)).toContain("first"));
+    expect(toolNames(fx, 0)).toContain("fx__echo");
+    expect(toolNames(fx, 0)).not.toContain("fx__add");
+    expect(lastTool(fx, 1)).toMatch(/fx__add was not run: refused by policy \(mcp\.filterGroups/);
+    const second = await channel.say("some math please");
+    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, second.conversation.threadId).map((m) => m.text)).toContain("second"));
+    expect(toolNames(fx, 2)).toEqual(expect.arrayContaining(["fx__echo", "fx__add"]));
+  });
+});
