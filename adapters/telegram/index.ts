@@ -231,7 +231,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         // A webhook left from an earlier deployment would make every poll fail with 409.
         await api.deleteWebhook();
       } catch (error) {
-        throw startupError(error, apiRoot);
+        if (error instanceof GrammyError && error.error_code === 401) throw startupError(error, apiRoot);
+        log.warn({ err: (error as Error).message }, "could not remove a webhook before polling; a 409 will say if one is still set");
       }
       poller = new UpdatePoller({
         api,

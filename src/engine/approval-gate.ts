@@ -6,6 +6,7 @@
  */
 import { approvalRequirement } from "../policy/tool-policy.ts";
 import { summarizeArgs } from "../approval/summary.ts";
+import { createNonInteractiveApprovals } from "../approval/non-interactive.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import { synthetic, type SyntheticResult } from "./synthetic.ts";
 import type { ResolvedExecution, TurnState } from "./types.ts";
@@ -62,7 +63,12 @@ export async function passApprovalGate(
     at: Date.now(), kind: "approval.requested", ...base, actorId: env.sender.id, actorName: env.sender.name,
     source: exec.approvals.kind, detail: requirement.rule,
   });
-  const decision = await exec.approvals.request({
+  // A channel that can show buttons may still receive a message from a place that cannot (the envelope says).
+  const manager =
+    exec.approvals.kind === "backchannel" && !env.capabilities.inlineApproval
+      ? createNonInteractiveApprovals("buttons cannot be shown where this message came from")
+      : exec.approvals;
+  const decision = await manager.request({
     turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
     args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
     conversationId: env.conversation.id, requester: env.sender, target: env.replyTo, signal: state.signal,
