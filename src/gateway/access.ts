@@ -18,10 +18,13 @@ export const REFUSAL_TEXT = "Sorry, I can't take requests from you here. Ask an 
 export class AccessControl {
   private readonly lastTold = new Map<string, number>();
 
-  /** Decides whether an envelope is handled; `now` is for tests. */
-  check(env: IngressEnvelope, access: AccessConfig, now = Date.now()): AccessDecision {
+  /**
+   * Decides whether an envelope is handled. `knownThread`: the thread already has a conversation
+   * with the bot in the store (the adapter may have forgotten it across a restart).
+   */
+  check(env: IngressEnvelope, access: AccessConfig, now = Date.now(), knownThread = false): AccessDecision {
     const inGroup = env.conversation.kind !== "dm";
-    if (inGroup && access.mentionGate && !env.mentioned && !env.repliedToBot && !env.inBotThread) {
+    if (inGroup && access.mentionGate && !env.mentioned && !env.repliedToBot && !env.inBotThread && !knownThread) {
       return { verdict: "not-addressed" };
     }
     let reason: string | undefined;

@@ -104,7 +104,10 @@ export class Gateway {
     if (!(await this.o.store.markSeen(env.channel, env.id, this.o.dedupeTtlMs))) {
       return ev("dedupe.dropped", { eventId: env.id });
     }
-    const access = this.access.check(env, runtime.access);
+    const addressed = env.conversation.kind === "dm" || env.mentioned || env.repliedToBot || env.inBotThread;
+    const knownThread =
+      !addressed && env.conversation.threadId !== undefined && (await this.o.store.loadHistory(sessionKey, 1)).length > 0;
+    const access = this.access.check(env, runtime.access, Date.now(), knownThread);
     if (access.verdict === "not-addressed") return ev("access.not_addressed");
     if (access.verdict === "refused") {
       ev("access.refused", { reason: access.reason, told: access.tell });

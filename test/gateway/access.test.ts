@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MemoryChannel, MEMORY_ROOM } from "../support/memory-channel.ts";
+import { startTestBot } from "../support/bot.ts";
 import { REFUSAL_TEXT } from "../../src/gateway/access.ts";
 import { quietFor } from "../support/bot.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
@@ -48,5 +50,26 @@ describe("gateway access", () => {
     await quietFor(300);
     expect(mb.texts(env)).toEqual([]);
     expect(mb.tb.model.requests).toHaveLength(0);
+  });
+});
+
+describe("threads the bot already took part in", () => {
+  it("answers a follow-up without a mention in a thread it has a conversation in, even after a restart", async () => {
+    const channel = new MemoryChannel({ channel: "slack" });
+    const fx = await startTestBot({ adapters: [channel] });
+    try {
+      fx.model.script({ text: "first answer" }, { text: "follow-up answer" }, { text: "never" });
+      const first = await channel.say("hello bot", { mentioned: true });
+      const thread = first.conversation.threadId!;
+      await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("first answer"));
+      await fx.restart();
+      await channel.say("and one more thing", { mentioned: false, threadId: thread });
+      await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("follow-up answer"));
+      await channel.say("chatter elsewhere", { mentioned: false });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(fx.model.requests).toHaveLength(2);
+    } finally {
+      await fx.close();
+    }
   });
 });
