@@ -12,9 +12,9 @@ import {
   discordApplicationFlags, probeDiscord, probeModel, probeSlack, probeTelegram, telegramWebhook, type ProbeResult,
 } from "./probes.ts";
 
-/** Discord application flags for the Message Content intent (verified bots get the limited one). */
-const GATEWAY_MESSAGE_CONTENT = 1 << 19;
-const GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 18;
+/** Discord application flags for the Message Content intent: a verified app (100+ servers) gets the first, a smaller app the limited one. */
+const GATEWAY_MESSAGE_CONTENT = 1 << 18;
+const GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 19;
 
 /** The bot scopes and events the Slack app manifest asks for; the one list both setup and doctor use. */
 export function slackManifestNeeds(): { scopes: string[]; events: string[] } {

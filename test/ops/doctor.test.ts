@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +9,7 @@ import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/in
 import { runCli } from "./cli-run.ts";
 
 const TELEGRAM_TOKEN = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const DISCORD_TOKEN = "emulator-bot-token-long-enough";
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -24,25 +23,6 @@ function tempDir(): string {
 
 /** The finding lines doctor printed for one topic. */
 const findingOf = (stdout: string, topic: string) => stdout.split("\n").find((l) => l.slice(7).startsWith(`${topic}:`));
-
-/**
- * Answers the few platform calls whose setup the emulators do not model: Slack's
- * x-oauth-scopes header and Discord's application flags.
- */
-async function startAppSettingsServer(options: { slackScopes: string; discordFlags: number }): Promise<string> {
-  const server: Server = createServer((req, res) => {
-    const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-      res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
-    if (req.url === "/api/auth.test") return json(200, { ok: true, user: "gatehouse", team: "Acme" }, { "x-oauth-scopes": options.slackScopes });
-    if (req.url === "/discord/v10/users/@me") return json(200, { id: "1", username: "gatehouse" });
-    if (req.url === "/discord/v10/gateway/bot") return json(200, { url: "ws://127.0.0.1:1", shards: 1 });
-    if (req.url === "/discord/v10/applications/@me") return json(200, { id: "2", flags: options.discordFlags });
-    json(404, { message: "404: Not Found" });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 describe("gatehouse doctor", () => {
   it("names every fatal misconfiguration with its fix and exits non-zero", async () => {
@@ -93,8 +73,8 @@ describe("gatehouse doctor", () => {
     expect(out).not.toMatch(/offered to everyone on slack/);
     expect(findingOf(out, "receipts")).toMatch(/^WARN .*without a key/);
     expect(findingOf(out, "slack")).toMatch(/^ok +slack: auth\.test: gatehouse in Emulated/);
-    // The Slack emulator sends no x-oauth-scopes header, so scopes are reported as unchecked.
-    expect(findingOf(out, "slack scopes")).toMatch(/^note .*could not be checked/);
+    // The emulated app was installed from the manifest, so it holds every scope the manifest asks for.
+    expect(findingOf(out, "slack scopes")).toMatch(/^ok +slack scopes: all \d+ scopes of the manifest are granted/);
     expect(findingOf(out, "telegram")).toMatch(/^ok +telegram: getMe: @gatehouse_bot/);
     expect(findingOf(out, "model")).toMatch(/^ok +model: GET \/models/);
     expect(out).toMatch(/No fatal problems, 3 warnings/);
@@ -103,33 +83,53 @@ describe("gatehouse doctor", () => {
 
   it("lists the Slack scopes the app lacks and a Discord app without the Message Content intent", async () => {
     const dir = tempDir();
-    const base = await startAppSettingsServer({ slackScopes: "chat:write,app_mentions:read,commands", discordFlags: 0 });
+    const slack = await startSlackEmulator({ scopes: ["chat:write", "app_mentions:read", "commands"] });
+    cleanups.push(() => slack.close());
+    const discord = await startDiscordEmulator({ token: DISCORD_TOKEN, messageContentIntent: false });
+    cleanups.push(() => discord.close());
+    const model = await startOpenAIEmulator();
+    cleanups.push(() => model.close());
     const result = await runCli(["doctor"], {
       GATEHOUSE_DATA_DIR: path.join(dir, "data"),
-      OPENAI_BASE_URL: `${base}/v1`,
-      SLACK_BOT_TOKEN: "xoxb-123-456-abcdef", SLACK_APP_TOKEN: "xapp-1-A0APP-123-abcdef", SLACK_API_URL: `${base}/api/`,
-      DISCORD_TOKEN: "discord-token-of-twenty-plus-chars", DISCORD_API_URL: `${base}/discord`,
+      OPENAI_BASE_URL: model.baseURL,
+      SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken, SLACK_API_URL: slack.apiUrl,
+      DISCORD_TOKEN: DISCORD_TOKEN, DISCORD_API_URL: discord.apiUrl,
     }, { cwd: dir });
     const out = result.stdout;
+    expect(findingOf(out, "slack")).toMatch(/^ok +slack: auth\.test/);
     expect(findingOf(out, "slack scopes")).toMatch(/^WARN .*lacks assistant:write, channels:history, groups:history, im:history, mpim:history, users:read/);
     expect(findingOf(out, "slack scopes")).not.toContain("chat:write");
+    expect(findingOf(out, "discord")).toMatch(/^ok +discord: users\/@me: gatehouse; gateway\/bot answered/);
     expect(findingOf(out, "discord intents")).toMatch(/^FATAL .*Message Content intent is not enabled/);
     expect(out).toContain("Privileged Gateway Intents");
     expect(result.code).toBe(1);
   });
 
-  it("says the Discord intent could not be checked when the API does not answer /applications/@me", async () => {
+  it("finds the Discord Message Content intent enabled, and calls a model endpoint that is down a network problem", async () => {
     const dir = tempDir();
-    const discord = await startDiscordEmulator({ token: "emulator-bot-token-long-enough" });
+    const discord = await startDiscordEmulator({ token: DISCORD_TOKEN });
     cleanups.push(() => discord.close());
     const result = await runCli(["doctor"], {
       GATEHOUSE_DATA_DIR: path.join(dir, "data"), OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
-      DISCORD_TOKEN: "emulator-bot-token-long-enough", DISCORD_API_URL: discord.apiUrl,
+      DISCORD_TOKEN: DISCORD_TOKEN, DISCORD_API_URL: discord.apiUrl,
     }, { cwd: dir });
     expect(findingOf(result.stdout, "discord")).toMatch(/^ok +discord: users\/@me: .*gateway\/bot answered/);
-    expect(findingOf(result.stdout, "discord intents")).toMatch(/^note .*could not be checked/);
+    expect(findingOf(result.stdout, "discord intents")).toMatch(/^ok +discord intents: Message Content intent enabled/);
     // The model endpoint is down: a network problem, reported as a warning, not a bad key.
     expect(findingOf(result.stdout, "model")).toMatch(/^WARN +model: network: cannot reach http:\/\/127\.0\.0\.1:9/);
+    expect(result.code).toBe(0);
+  });
+
+  it("says the Discord intent could not be checked when /applications/@me fails", async () => {
+    const dir = tempDir();
+    const discord = await startDiscordEmulator({ token: DISCORD_TOKEN });
+    cleanups.push(() => discord.close());
+    discord.failNext("getCurrentApplication", { status: 500, message: "Internal Server Error" });
+    const result = await runCli(["doctor"], {
+      GATEHOUSE_DATA_DIR: path.join(dir, "data"), OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+      DISCORD_TOKEN: DISCORD_TOKEN, DISCORD_API_URL: discord.apiUrl,
+    }, { cwd: dir });
+    expect(findingOf(result.stdout, "discord intents")).toMatch(/^note +discord intents: the Message Content intent could not be checked: GET \/applications\/@me answered HTTP 500/);
     expect(result.code).toBe(0);
   });
 });

@@ -5,16 +5,20 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DiscordGateway } from "./gateway.ts";
+import { DiscordGateway, type GatewayOptions } from "./gateway.ts";
 import { handleRest } from "./rest.ts";
 import { ChannelType, DiscordState, type EmuInteraction, type EmuMessage, type Fault } from "./state.ts";
 
 export type { ApiCall, EmuInteraction, EmuMessage, Fault } from "./state.ts";
+export { ApplicationFlags } from "./application.ts";
 
 export interface DiscordEmulatorOptions {
   /** The bot token the emulator accepts (default "emulator-bot-token"). */
   token?: string;
-  /** The Message Content intent is enabled for the app (default true); false → close code 4014 when requested. */
+  /**
+   * The Message Content intent is switched on for the app (default true): `GET /applications/@me`
+   * shows it in `flags`; false → no such flag, and close code 4014 when the bot requests the intent.
+   */
   messageContentIntent?: boolean;
   /** How long an interaction may wait for its first response (default 3,000 ms, as Discord). */
   ackDeadlineMs?: number;
@@ -23,7 +27,7 @@ export interface DiscordEmulatorOptions {
 
 /** Routes that accept injected faults (names as recorded in `calls[].route`). */
 export type DiscordRouteName =
-  | "getGatewayBot" | "getCurrentUser" | "getChannel" | "createMessage" | "getMessage" | "editMessage" | "startThread"
+  | "getGatewayBot" | "getCurrentUser" | "getCurrentApplication" | "getChannel" | "createMessage" | "getMessage" | "editMessage" | "startThread"
   | "typing" | "interactionCallback" | "webhookExecute" | "webhookEditOriginal" | "putCommands";
 
 export interface UserPostOptions {
@@ -55,12 +59,17 @@ export type DiscordEmulator = Awaited<ReturnType<typeof startDiscordEmulator>>;
 /** Starts the emulator on an ephemeral port. */
 export async function startDiscordEmulator(options: DiscordEmulatorOptions = {}) {
   const state = new DiscordState(options.token ?? "emulator-bot-token");
-  const gateway = new DiscordGateway(state, {
+  // One settings object for the gateway and the REST API, so the intent's flag and the 4014 always agree.
+  const settings: GatewayOptions = {
     messageContentIntent: options.messageContentIntent ?? true,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
-  });
+  };
+  const gateway = new DiscordGateway(state, settings);
   const dispatch = (event: string, data: Record<string, unknown>) => gateway.dispatch(event, data);
-  const restContext = { state, dispatch: (e: string, d: Record<string, unknown>) => void dispatch(e, d), gatewayUrl: () => gateway.url, ackDeadlineMs: options.ackDeadlineMs ?? 3000 };
+  const restContext = {
+    state, dispatch: (e: string, d: Record<string, unknown>) => void dispatch(e, d), gatewayUrl: () => gateway.url,
+    ackDeadlineMs: options.ackDeadlineMs ?? 3000, application: settings,
+  };
   const server = createServer((req, res) => {
     handleRest(restContext, req, res).catch(() => {
       res.writeHead(500);
@@ -110,6 +119,11 @@ export async function startDiscordEmulator(options: DiscordEmulatorOptions = {})
     calls: state.calls,
     state,
     gateway,
+
+    /** Switches the Message Content intent on or off, as in the Developer Portal (flags and gateway both follow). */
+    setMessageContentIntent(enabled: boolean): void {
+      settings.messageContentIntent = enabled;
+    },
 
     /** The next `count` requests to `route` fail with `fault` (e.g. `{ status: 429, retryAfter: 1 }`). */
     failNext(route: DiscordRouteName, fault: Fault, count = 1): void {

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DiscordState, EmuMessage, Fault } from "./state.ts";
+import { applicationJson, type ApplicationSettings } from "./application.ts";
 import { ChannelType } from "./state.ts";
 import {
   CommandsSchema,
@@ -24,6 +25,8 @@ export interface RestContext {
   gatewayUrl: () => string;
   /** How long an interaction may wait for its first response (Discord: 3 s). */
   ackDeadlineMs: number;
+  /** The app's Developer Portal settings (privileged intents). */
+  application: ApplicationSettings;
 }
 
 interface Reply {
@@ -110,6 +113,10 @@ const ROUTES: Route[] = [
     handle: (ctx) => ok({ url: ctx.gatewayUrl(), shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } }),
   },
   { name: "getCurrentUser", method: "GET", pattern: /^\/users\/@me$/, auth: true, handle: (ctx) => ok(ctx.state.bot) },
+  {
+    name: "getCurrentApplication", method: "GET", pattern: /^\/applications\/@me$/, auth: true,
+    handle: (ctx) => ok(applicationJson(ctx.state, ctx.application)),
+  },
   {
     name: "getChannel", method: "GET", pattern: /^\/channels\/(\d+)$/, auth: true,
     handle: (ctx, { params }) => {

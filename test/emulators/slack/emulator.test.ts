@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startSlackEmulator, type SlackEmulator } from "./index.ts";
+import { MANIFEST_BOT_SCOPES, startSlackEmulator, type SlackEmulator } from "./index.ts";
 
 /** Calls the emulated Web API the way any HTTP client would. */
 async function call(emu: SlackEmulator, method: string, body: Record<string, unknown>, token = emu.botToken) {
@@ -8,7 +8,10 @@ async function call(emu: SlackEmulator, method: string, body: Record<string, unk
     headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${token}` },
     body: JSON.stringify(body),
   });
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as { ok: boolean; error?: string } };
+  return {
+    status: res.status, retryAfter: res.headers.get("retry-after"), scopes: res.headers.get("x-oauth-scopes"),
+    body: (await res.json()) as { ok: boolean; error?: string; needed?: string; provided?: string },
+  };
 }
 
 const button = (action_id: string, value: string) => ({ type: "button", action_id, value, text: { type: "plain_text", text: "Go" } });
@@ -37,7 +40,7 @@ describe("Slack emulator limits the bot relies on", () => {
   it("answers an injected rate limit with 429, Retry-After and ratelimited", async () => {
     emu.failNext("chat.postMessage", { status: 429, retryAfter: 3 });
     const r = await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "hi" });
-    expect(r).toEqual({ status: 429, retryAfter: "3", body: { ok: false, error: "ratelimited" } });
+    expect(r).toMatchObject({ status: 429, retryAfter: "3", body: { ok: false, error: "ratelimited" } });
   });
 
   it("tells a bad token from a missing one, and an unknown channel from both", async () => {
@@ -50,5 +53,28 @@ describe("Slack emulator limits the bot relies on", () => {
     expect((await call(emu, "apps.connections.open", {})).body.error).toBe("not_allowed_token_type");
     const r = await call(emu, "apps.connections.open", {}, emu.appToken);
     expect((r.body as { url?: string }).url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/link\/\?ticket=/);
+  });
+
+  it("names the granted scopes in x-oauth-scopes: by default every bot scope of the manifest", async () => {
+    expect(MANIFEST_BOT_SCOPES).toContain("chat:write");
+    const r = await call(emu, "auth.test", {});
+    expect(r.scopes?.split(",")).toEqual([...MANIFEST_BOT_SCOPES]);
+    expect((await call(emu, "apps.connections.open", {}, emu.appToken)).scopes).toBe("connections:write");
+  });
+});
+
+describe("Slack emulator with scopes missing", () => {
+  let emu: SlackEmulator;
+  afterEach(async () => {
+    await emu.close();
+  });
+
+  it("reports only the granted scopes and refuses a method whose scope is missing with missing_scope", async () => {
+    emu = await startSlackEmulator({ scopes: ["chat:write", "commands"] });
+    expect((await call(emu, "auth.test", {})).scopes).toBe("chat:write,commands");
+    const r = await call(emu, "users.info", { user: "U0ALICE" });
+    expect(r.body).toEqual({ ok: false, error: "missing_scope", needed: "users:read", provided: "chat:write,commands" });
+    expect((await call(emu, "conversations.replies", { channel: "DU0ALICE", ts: "1.000001" })).body.needed).toBe("im:history");
+    expect((await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "hi" })).body.ok).toBe(true);
   });
 });

@@ -18,6 +18,7 @@ export type { AckTiming, EmulatedMessage, EmulatedEphemeral, RecordedCall, Fault
 export { blocksText, buttonsOf } from "./blocks.ts";
 export { MAX_TEXT_CHARS } from "./web-api.ts";
 export { ACK_DEADLINE_MS } from "./socket-mode.ts";
+export { MANIFEST_BOT_SCOPES } from "./scopes.ts";
 
 export interface SlackEmulatorOptions extends WorkspaceOptions {
   subscriptions?: Subscription[];

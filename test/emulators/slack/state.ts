@@ -3,6 +3,7 @@
  * person would see it, ephemeral messages, the record of Web API calls, injected faults
  * and ack timings. The HTTP and Socket Mode parts read and write it; tests read it.
  */
+import { MANIFEST_BOT_SCOPES } from "./scopes.ts";
 
 /** A message in a channel, as currently shown (after chat.update). */
 export interface EmulatedMessage {
@@ -72,6 +73,8 @@ export interface WorkspaceOptions {
   users?: EmulatedUser[];
   /** Channel ids besides the defaults (`C0GENERAL`, and one DM per user: `D<userId>`). */
   channels?: string[];
+  /** Bot scopes the app was granted (default: every bot scope in adapters/slack/manifest.json). */
+  scopes?: string[];
 }
 
 /** The emulator's mutable state. */
@@ -82,6 +85,8 @@ export class SlackWorld {
   readonly botUserId: string;
   readonly botId: string;
   readonly appId: string;
+  /** Bot scopes granted to the app; a test may change them while the emulator runs. */
+  scopes: string[];
   readonly users = new Map<string, EmulatedUser>();
   readonly channels = new Set<string>();
   readonly messages: EmulatedMessage[] = [];
@@ -99,6 +104,7 @@ export class SlackWorld {
     this.botUserId = options.botUserId ?? "U0BOT";
     this.botId = options.botId ?? "B0BOT";
     this.appId = options.appId ?? "A0APP";
+    this.scopes = [...(options.scopes ?? MANIFEST_BOT_SCOPES)];
     const users = options.users ?? [
       { id: "U0ALICE", name: "alice", realName: "Alice Example" },
       { id: "U0BOB", name: "bob", realName: "Bob Example" },

@@ -8,6 +8,7 @@ import { parse as parseQuery } from "node:querystring";
 import { z } from "zod";
 import type { SlackWorld } from "./state.ts";
 import { blocksProblem } from "./blocks.ts";
+import { APP_TOKEN_SCOPES, scopeHeaders, scopeNeeded } from "./scopes.ts";
 
 /** Slack accepts at most this many characters of `text`. */
 export const MAX_TEXT_CHARS = 40_000;
@@ -189,18 +190,27 @@ export async function handleWebApi(world: SlackWorld, req: IncomingMessage, res:
     record("invalid_auth");
     return send(res, fail("invalid_auth"));
   }
+  // Slack names the token's scopes on every answer to a call it could authenticate.
+  const granted = kind === "bot" ? world.scopes : APP_TOKEN_SCOPES;
+  const needed = scopeNeeded(method, args);
+  const headers = scopeHeaders(granted, needed);
   const fault = world.takeFault(method);
   if (fault) {
     if (fault.status === 429 || fault.retryAfter !== undefined) {
       record("429");
-      return send(res, { status: 429, headers: { "retry-after": String(fault.retryAfter ?? 1) }, body: { ok: false, error: "ratelimited" } });
+      return send(res, { status: 429, headers: { ...headers, "retry-after": String(fault.retryAfter ?? 1) }, body: { ok: false, error: "ratelimited" } });
     }
     record(fault.error ?? String(fault.status));
-    return send(res, { status: fault.status ?? 200, body: { ok: false, error: fault.error ?? "internal_error" } });
+    return send(res, { status: fault.status ?? 200, headers, body: { ok: false, error: fault.error ?? "internal_error" } });
+  }
+  const tokenFits = kind === "app" ? method === "apps.connections.open" : method !== "apps.connections.open";
+  if (needed && tokenFits && !granted.includes(needed)) {
+    record("missing_scope");
+    return send(res, { headers, body: { ok: false, error: "missing_scope", needed, provided: granted.join(",") } });
   }
   const answer = runMethod(world, method, args, kind, socketUrl);
   record(answer.body.ok ? "ok" : String(answer.body.error));
-  send(res, answer);
+  send(res, { ...answer, headers: { ...headers, ...answer.headers } });
 }
 
 const ResponseUrlBody = z.object({
