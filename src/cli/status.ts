@@ -2,11 +2,12 @@
  * `gatehouse status [--deep]`: whether the bot is running (pid file, stale pid file), what it is
  * configured to serve, what the running process reports (turns, sessions, MCP, last error),
  * and the approvals pending in the store. `--deep` also probes every configured channel, the
- * model endpoint and each MCP server, with a short timeout each.
+ * model endpoint and each MCP server, with a short timeout each. With an invalid configuration
+ * it still reports the process (the data folder is found leniently), then lists the problems.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { channelsToStart, configSecrets, loadConfig } from "../config/load.ts";
+import { channelsToStart, ConfigError, configSecrets, loadConfig, rawConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { readRuntimeStatus, PID_FILE, type StatusSnapshot } from "../observe/runtime-status.ts";
 import { registerSecret } from "../observe/scrub.ts";
@@ -15,6 +16,7 @@ import { DATABASE_FILE, openSqliteStore } from "../store/sqlite-store.ts";
 import type { PendingApprovalRecord } from "../store/store.ts";
 import { McpHub } from "../tools/mcp/hub.ts";
 import { readArgs } from "./args.ts";
+import { resolveDataDir } from "./data-dir.ts";
 import {
   DEFAULT_DISCORD_API, DEFAULT_MODEL_API, DEFAULT_SLACK_API, DEFAULT_TELEGRAM_API, PROBE_TIMEOUT_MS,
   probeDiscord, probeModel, probeSlack, probeTelegram, type ProbeResult,
@@ -23,10 +25,22 @@ import {
 /** A snapshot older than this means the process stopped refreshing it (it writes every 5 s). */
 const STALE_SNAPSHOT_MS = 30_000;
 
-/** Runs the command; exit code 0 when the bot runs (and, with --deep, every probe passed), else 1. */
+/** Exit code when the configuration is invalid (the same as any command refused for a bad config). */
+const EXIT_INVALID_CONFIG = 2;
+
+/**
+ * Runs the command; exit code 0 when the bot runs (and, with --deep, every probe passed), 1 when
+ * it does not, 2 when the configuration is invalid (whether or not a bot runs with older settings).
+ */
 export async function runStatus(argv: string[]): Promise<number> {
   const { values } = readArgs(argv, { deep: { type: "boolean" } });
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return statusWithInvalidConfig(err, Boolean(values.deep));
+  }
   for (const secret of configSecrets(config)) registerSecret(secret);
   const out: string[] = [`Gatehouse status (data folder ${config.dataDir})`, ""];
 
@@ -38,12 +52,9 @@ export async function runStatus(argv: string[]): Promise<number> {
   out.push(row("Channels", `${configured.join(", ")} (configured)${snapshot ? `; running: ${snapshot.channels.join(", ") || "none"}` : ""}`));
   out.push(row("Model", `${config.model.name} at ${modelBase(config)}${config.model.apiKey ? " (API key set)" : ""}`));
   out.push(...describeMcp(config, snapshot));
-  if (snapshot) {
-    out.push(row("Sessions", `${snapshot.sessionsSeen} seen since start`));
-    out.push(row("Turns", `${snapshot.runningTurns} running`));
-  }
+  out.push(...describeActivity(snapshot));
   out.push(...(await describeApprovals(config.dataDir)));
-  out.push(row("Last error", snapshot?.lastError ? formatLastError(snapshot.lastError) : snapshot ? "none since start" : "unknown (the bot is not running)"));
+  out.push(describeLastError(snapshot));
 
   let healthy = running;
   if (values.deep) {
@@ -54,6 +65,64 @@ export async function runStatus(argv: string[]): Promise<number> {
   }
   process.stdout.write(`${out.join("\n")}\n`);
   return healthy ? 0 : 1;
+}
+
+/**
+ * Status when the configuration cannot be loaded: what the data folder says about the process
+ * (a running bot keeps the settings it started with), then every configuration problem.
+ */
+async function statusWithInvalidConfig(error: ConfigError, deep: boolean): Promise<number> {
+  for (const secret of rawSecrets()) registerSecret(secret);
+  const dataDir = resolveDataDir();
+  const out: string[] = [`Gatehouse status (data folder ${dataDir})`, ""];
+  const runtime = readRuntimeStatus(dataDir);
+  const running = describeProcess(dataDir, runtime, out);
+  const snapshot = running ? runtime?.snapshot : undefined;
+  if (snapshot) {
+    out.push(row("Channels", `running: ${snapshot.channels.join(", ") || "none"}`));
+    out.push(row("Model", `${snapshot.model} (as the running bot was started)`));
+  }
+  out.push(...describeActivity(snapshot));
+  out.push(...(await describeApprovals(dataDir)));
+  out.push(describeLastError(snapshot));
+  if (deep) out.push("", "Probes: skipped until the configuration is valid.");
+  const one = error.problems.length === 1;
+  const count = `${error.problems.length} problem${one ? "" : "s"}`;
+  const consequence = running
+    ? "the running bot keeps the settings it started with, but a restart would fail"
+    : `the bot cannot start until ${one ? "it is" : "they are"} fixed`;
+  out.push("", `Configuration: invalid, ${count} (${consequence}):`);
+  out.push(...error.problems.map((p) => `  - ${p}`));
+  out.push("Run `gatehouse doctor` to see how to fix each.");
+  process.stdout.write(`${out.join("\n")}\n`);
+  return EXIT_INVALID_CONFIG;
+}
+
+/** The secrets in a configuration that does not validate, read leniently so they are still scrubbed. */
+function rawSecrets(): string[] {
+  let raw: Record<string, unknown>;
+  try {
+    raw = rawConfig().raw;
+  } catch {
+    return [];
+  }
+  const at = (...keys: string[]): unknown =>
+    keys.reduce<unknown>((node, key) => (node && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined), raw);
+  const candidates = [
+    at("model", "apiKey"), at("slack", "botToken"), at("slack", "appToken"), at("slack", "signingSecret"),
+    at("discord", "token"), at("telegram", "botToken"), at("telegram", "webhookSecret"), at("receipts", "key"),
+  ];
+  return candidates.filter((s): s is string => typeof s === "string" && s.length > 0);
+}
+
+/** Sessions and turns, as the running bot reports them. */
+function describeActivity(snapshot: StatusSnapshot | undefined): string[] {
+  if (!snapshot) return [];
+  return [row("Sessions", `${snapshot.sessionsSeen} seen since start`), row("Turns", `${snapshot.runningTurns} running`)];
+}
+
+function describeLastError(snapshot: StatusSnapshot | undefined): string {
+  return row("Last error", snapshot?.lastError ? formatLastError(snapshot.lastError) : snapshot ? "none since start" : "unknown (the bot is not running)");
 }
 
 const row = (label: string, text: string) => `${`${label}:`.padEnd(12)}${text}`;

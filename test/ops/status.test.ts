@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSlackEmulator, type SlackEmulator } from "../emulators/slack/index.ts";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
+import type { StatusSnapshot } from "../../src/observe/runtime-status.ts";
 import { runCli } from "./cli-run.ts";
 
 /** A 127.0.0.1 port nothing listens on (bound, then released). */
@@ -62,5 +63,44 @@ describe("gatehouse status", () => {
     const result = await runCli(["status"], { GATEHOUSE_DATA_DIR: dataDir, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
     expect(result.stdout).toMatch(/Process:\s+not running: stale pid file \(pid 99999999 is gone/);
     expect(result.code).toBe(1);
+  });
+
+  it("with an invalid configuration still says the bot runs, then lists every config problem, and exits 2", async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "gh-status-"));
+    // A bot that is alive and refreshing its status: this test's own process stands in for it.
+    const now = new Date().toISOString();
+    const snapshot: StatusSnapshot = {
+      pid: process.pid, startedAt: now, updatedAt: now, channels: ["slack"], model: "emulated-llm",
+      runningTurns: 1, pendingApprovals: 0, sessionsSeen: 3, mcp: [],
+    };
+    writeFileSync(path.join(dataDir, "gatehouse.pid"), String(process.pid));
+    writeFileSync(path.join(dataDir, "status.json"), JSON.stringify(snapshot));
+    writeFileSync(path.join(dataDir, "gatehouse.json"), JSON.stringify({ modle: { name: "x" } }));
+    const result = await runCli(["status"], {
+      GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_CONFIG: path.join(dataDir, "gatehouse.json"), LOG_LEVEL: "loud",
+    });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(new RegExp(`Process:\\s+running, pid ${process.pid}`));
+    expect(result.stdout).toMatch(/Channels:\s+running: slack/);
+    expect(result.stdout).toMatch(/Turns:\s+1 running/);
+    expect(result.stdout).toContain("Configuration: invalid, 2 problems (the running bot keeps the settings it started with, but a restart would fail):");
+    expect(result.stdout).toMatch(/^ {2}- modle: unknown key/m);
+    expect(result.stdout).toMatch(/^ {2}- LOG_LEVEL \(logLevel\): /m);
+    expect(result.code).toBe(2);
+  });
+
+  it("with an invalid configuration finds the data folder the config file names, and reports a stale pid file", async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "gh-status-"));
+    const botData = path.join(dataDir, "bot-data");
+    mkdirSync(botData);
+    writeFileSync(path.join(botData, "gatehouse.pid"), "99999999");
+    writeFileSync(path.join(dataDir, "gatehouse.json"), JSON.stringify({ dataDir: "bot-data", approval: { timeoutMs: "soon" } }));
+    const result = await runCli(["status", "--deep"], { GATEHOUSE_CONFIG: "gatehouse.json" }, { cwd: dataDir });
+    expect(result.stdout).toContain(`data folder ${botData}`);
+    expect(result.stdout).toMatch(/Process:\s+not running: stale pid file \(pid 99999999 is gone/);
+    expect(result.stdout).toContain("Probes: skipped until the configuration is valid.");
+    expect(result.stdout).toContain("Configuration: invalid, 1 problem (the bot cannot start until it is fixed):");
+    expect(result.stdout).toMatch(/^ {2}- approval\.timeoutMs: /m);
+    expect(result.code).toBe(2);
   });
 });
