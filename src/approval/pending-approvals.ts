@@ -140,9 +140,12 @@ export class PendingApprovals {
     if (record.state !== "pending") return this.finalOutcome(record);
     const now = Date.now();
     if (now >= record.expiresAt) {
-      await store.decideApproval(record.id, "expired", {}, now);
       const w = this.waiters.get(record.id);
-      w?.settle({ outcome: "timeout", source: "timeout" });
+      if (await store.decideApproval(record.id, "expired", {}, now) && w) {
+        w.settle({ outcome: "timeout", source: "timeout" });
+        const text = `⌛ Expired: no decision in time; ${record.tool} was not run.`;
+        void this.editCard(record.id, w.poster, w.card, { outcome: "expired", text });
+      }
       return { status: "expired", message: "This approval has expired; nothing was run. Ask the bot again." };
     }
     if (!record.approvers.includes(click.actor.id)) {

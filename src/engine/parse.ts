@@ -6,11 +6,15 @@
 import type { RawToolCall } from "../model/types.ts";
 import type { ParsedCall } from "./types.ts";
 
-/** Normalizes the model's raw tool calls, in the model's order. */
-export function parseToolCalls(raw: RawToolCall[], turnId: string): ParsedCall[] {
-  const seenIds = new Set<string>();
+/**
+ * Normalizes the model's raw tool calls, in the model's order. `seenIds` holds the ids used so far
+ * in the turn: servers that number calls `call_0`, `call_1`… in every reply get fresh ids, so that
+ * a result never answers, or overwrites, an earlier call's.
+ */
+export function parseToolCalls(raw: RawToolCall[], turnId: string, seenIds: Set<string> = new Set()): ParsedCall[] {
   return raw.map((call, index) => {
-    let id = call.id && !seenIds.has(call.id) ? call.id : `${turnId}_call_${index}`;
+    let id = call.id && !seenIds.has(call.id) ? call.id : `${turnId}_${seenIds.size}_${index}`;
+    while (seenIds.has(id)) id = `${id}_`;
     seenIds.add(id);
     const name = (call.name ?? "").trim();
     const text = (call.arguments ?? "").trim();

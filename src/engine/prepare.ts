@@ -2,7 +2,8 @@
  * Step 3 — prepare. Owns everything between a parsed call and a runnable one, in this order:
  * refusal of tools not offered (before any hook), before_tool_call hooks, channel delivery
  * defaults, stripping a model-supplied `approved` flag, argument validation, the repeat guard,
- * the approval gate, the runtime approval marker, the duplicate guard, and the loop detector.
+ * then the approval gate and the runtime approval marker. The duplicate guard and the loop
+ * detector look at a call before the gate asks anyone, so no one approves a call that will not run.
  */
 import { canonicalJson } from "../observe/receipts.ts";
 import { hashCall } from "../approval/summary.ts";
@@ -33,6 +34,8 @@ export interface TurnGuards {
   /** Prompt-required calls that were not approved, by call hash. */
   unapprovedPrompts: Set<string>;
   loop: LoopDetector;
+  /** Tool-call ids used so far in the turn. */
+  callIds: Set<string>;
   /** Set when a guard ends the turn: the message the person sees. */
   endTurn?: string;
 }
@@ -115,6 +118,29 @@ export async function prepareCalls(
       p.result = synthetic.interrupted(tool.name);
       continue;
     }
+    // 3.7 duplicate guard: identical calls in one batch run once. Checked before the gate so that
+    // nobody is asked twice about the same call; the first one's decision stands for both.
+    const key = canonicalJson({ tool: tool.name, params });
+    const first = firstOfKind.get(key);
+    if (first && !exec.knobs.duplicateExempt.includes(tool.name)) {
+      p.result = synthetic.duplicate(tool.name, first);
+      continue;
+    }
+    firstOfKind.set(key, call.id);
+
+    // Loop detector (warn → a note to the model; block → not run; abort → the turn ends), also
+    // before the gate: a person is never asked about a call that will not run.
+    const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical: canonicalJson(params) });
+    if (loop.level !== "ok") {
+      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: loop.level, reason: loop.reason });
+    }
+    if (loop.level === "warn") p.loopWarning = loop.reason;
+    if (loop.level === "block" || loop.level === "abort") {
+      p.result = synthetic.loopBlocked(tool.name, loop.reason ?? "repeated calls");
+      if (loop.level === "abort") guards.endTurn = `I stopped this task: ${loop.reason ?? "the model kept repeating itself"}.`;
+      continue;
+    }
+
     // 3.5 approval gate.
     const gate = await passApprovalGate(exec, state, { id: call.id, tool, params, argsHash }, requirement);
     p.prompted = gate.prompted;
@@ -125,26 +151,6 @@ export async function prepareCalls(
     }
     // 3.6 the runtime approval marker, only for calls approved by policy or a person.
     p.standing = gate.standing;
-
-    // 3.7 duplicate guard: identical calls in one batch run once.
-    const key = canonicalJson({ tool: tool.name, params });
-    const first = firstOfKind.get(key);
-    if (first && !exec.knobs.duplicateExempt.includes(tool.name)) {
-      p.result = synthetic.duplicate(tool.name, first);
-      continue;
-    }
-    firstOfKind.set(key, call.id);
-
-    // Loop detector: warn → a note to the model; block → not run; abort → the turn ends.
-    const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical: canonicalJson(params) });
-    if (loop.level === "warn") p.loopWarning = loop.reason;
-    if (loop.level === "block" || loop.level === "abort") {
-      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: loop.level, reason: loop.reason });
-      p.result = synthetic.loopBlocked(tool.name, loop.reason ?? "repeated calls");
-      if (loop.level === "abort") guards.endTurn = `I stopped this task: ${loop.reason ?? "the model kept repeating itself"}.`;
-    } else if (loop.level === "warn") {
-      exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: "warn", reason: loop.reason });
-    }
   }
   return prepared;
 }

@@ -33,7 +33,7 @@ export async function runTurn(exec: ResolvedExecution, state: TurnState): Promis
   const log = exec.log.child({ traceId: state.traceId, sessionKey: state.sessionKey });
   const newMessages: ChatMessage[] = [userMessage(state)];
   const conversation: ChatMessage[] = [...state.history, ...newMessages];
-  const guards: TurnGuards = { unapprovedPrompts: new Set(), loop: new LoopDetector(exec.policy.loop) };
+  const guards: TurnGuards = { unapprovedPrompts: new Set(), loop: new LoopDetector(exec.policy.loop), callIds: new Set() };
   const finish = (outcome: TurnOutcome): TurnOutcome => {
     exec.observer.emit({ event: "turn.finish", traceId: state.traceId, sessionKey: state.sessionKey, status: outcome.status });
     return outcome;
@@ -47,11 +47,6 @@ export async function runTurn(exec: ResolvedExecution, state: TurnState): Promis
   try {
     for (let iteration = 0; iteration < exec.knobs.maxIterations; iteration++) {
       if (state.signal.aborted) return stopped();
-      for (const steer of state.steering.splice(0)) {
-        const m: ChatMessage = { role: "user", content: steer };
-        newMessages.push(m);
-        conversation.push(m);
-      }
       const availability = computeAvailability(exec, state);
       exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
       const asked = performance.now();
@@ -72,7 +67,7 @@ export async function runTurn(exec: ResolvedExecution, state: TurnState): Promis
         return finish({ status: "done", text, newMessages });
       }
 
-      const calls = parseToolCalls(reply.toolCalls, state.turnId);
+      const calls = parseToolCalls(reply.toolCalls, state.turnId, guards.callIds);
       const assistant: ChatMessage = {
         role: "assistant",
         content: reply.text.trim() === "" ? null : reply.text,

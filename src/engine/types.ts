@@ -76,8 +76,6 @@ export interface TurnState {
   /** Prior conversation, oldest first (bounded by the store's history limit). */
   history: ChatMessage[];
   signal: AbortSignal;
-  /** Messages that arrived for this session while the turn ran and were offered to it. */
-  steering: string[];
   emit: (event: TurnEvent) => void;
 }
 

@@ -49,9 +49,13 @@ export interface GatewayOptions {
 /** A short id for a message's whole story; shown in error replies, carried by every log line. */
 export const newTraceId = () => randomBytes(5).toString("hex");
 
-/** Drops leading messages until the history starts at a user message (no orphaned tool results). */
+/**
+ * Drops leading messages until the history starts where a model may start reading: at a user
+ * message, or at an assistant answer that is not a tool call (never at tool results whose call
+ * was cut off by the history limit).
+ */
 export function trimHistory(history: ChatMessage[]): ChatMessage[] {
-  const start = history.findIndex((m) => m.role === "user");
+  const start = history.findIndex((m) => m.role === "user" || (m.role === "assistant" && !m.tool_calls?.length));
   return start < 0 ? [] : history.slice(start);
 }
 
@@ -168,6 +172,11 @@ export class Gateway {
 
   private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger, acceptedAt: number): Promise<void> {
     const traceId = env.traceId!;
+    if (this.closing) {
+      // Queued behind a turn that shutdown cancelled: say so instead of starting work now.
+      this.o.observer.emit({ event: "turn.skipped", traceId, sessionKey, reason: "shutting down" });
+      return this.reply(env, "I'm restarting and did not get to this message; please send it again in a minute.");
+    }
     const controller = new AbortController();
     const turnId = `t${randomBytes(4).toString("hex")}`;
     const end = this.lanes.begin(sessionKey, { turnId, traceId, controller, startedAt: Date.now(), text: env.text });
@@ -180,7 +189,7 @@ export class Gateway {
       const history = trimHistory(await this.o.store.loadHistory(sessionKey, this.o.historyLimit));
       this.o.observer.emit({ event: "turn.start", traceId, sessionKey, turnId, historyMessages: history.length, laneWaitMs: Date.now() - acceptedAt });
       const outcome = await runTurn(runtime.exec, {
-        turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, steering: [], emit,
+        turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit,
       });
       await this.o.store.appendHistory(sessionKey, outcome.newMessages);
       stopTyping();

@@ -139,7 +139,7 @@ export async function engineFixture(options: FixtureOptions = {}): Promise<Engin
       const state: TurnState = {
         turnId: `t${n}`, traceId: `trace${n}`, sessionKey, envelope,
         history: await store.loadHistory(sessionKey, 50), signal: opts.signal ?? new AbortController().signal,
-        steering: [], emit: (e) => turnEvents.push(e),
+        emit: (e) => turnEvents.push(e),
       };
       const outcome = await runTurn(exec, state);
       await store.appendHistory(sessionKey, outcome.newMessages);

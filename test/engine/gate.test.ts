@@ -219,3 +219,38 @@ describe("secrets", () => {
     expect(fx.logLines.join("")).not.toContain(secret);
   });
 });
+
+describe("asking only about calls that will run", () => {
+  it("asks once about identical prompt-required calls in one batch, and runs the call once", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["approved", "approved"];
+    fx.emu.script({ toolCalls: [{ id: "w1", ...writeCall("same.txt") }, { id: "w2", ...writeCall("same.txt") }] }, { text: "ok" });
+    await fx.turn("write twice");
+    expect(fx.approvals.requests).toHaveLength(1);
+    const results = toolMessages(fx.emu.requests[1]!.body);
+    expect(results[1]!.content).toMatch(/duplicate of call w1/);
+  });
+
+  it("does not ask about a call the loop detector blocks", async () => {
+    fx = await engineFixture({ loop: { warnAt: 2, blockAt: 2, abortAt: 5 } });
+    fx.approvals.answers = ["approved", "approved", "approved"];
+    fx.emu.script({ toolCalls: [writeCall("l.txt")] }, { toolCalls: [writeCall("l.txt")] }, { text: "ok" });
+    await fx.turn("write again and again");
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(lastToolResult(fx.emu, 2)).toMatch(/blocked by the loop detector/);
+  });
+
+  it("gives calls fresh ids when the server repeats call_0 in every reply", async () => {
+    const probe = probeTool("id_probe", { output: (a) => `out-${String(a.value)}` });
+    fx = await engineFixture({ tools: [probe.tool], policy: { profile: "full" } });
+    fx.emu.script(
+      { toolCalls: [{ id: "call_0", name: "id_probe", arguments: '{"value":"a"}' }] },
+      { toolCalls: [{ id: "call_0", name: "id_probe", arguments: '{"value":"b"}' }] },
+      { text: "ok" },
+    );
+    const { outcome } = await fx.turn("go");
+    const ids = outcome.newMessages.filter((m) => m.role === "tool").map((m) => (m as { tool_call_id: string }).tool_call_id);
+    expect(new Set(ids).size).toBe(2);
+    expect(toolMessages(fx.emu.requests[2]!.body).map((m) => m.content)).toEqual(["out-a", "out-b"]);
+  });
+});
