@@ -17,15 +17,34 @@ const TOKEN_SHAPES: RegExp[] = [
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens
   /(?<!\d)\d{6,12}:[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens (also inside /bot<token>/ URLs)
   /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot tokens
-  /\b(Bearer|Bot)\s+[A-Za-z0-9._~+/=-]{12,}/g, // authorization headers
 ];
 
-/** Returns `text` with every known secret and token-shaped string replaced by `[redacted]`. */
+const SECRET_WORD = "(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)";
+
+/** Secrets given by name: the name stays, the value is masked. */
+const NAMED_SECRETS: Array<[RegExp, string]> = [
+  // Authorization headers, with or without a scheme: "Authorization: Bearer abc…", "X-Api-Key: abc…".
+  [/\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic|Bot|Token)\s+)?[^\s'",;}]+/gi, "$1$2[redacted]"],
+  [/\b(x-api-key|api-key|x-auth-token|x-access-token|cookie)(["']?\s*:\s*["']?)[^\s'",;}]+/gi, "$1$2[redacted]"],
+  [/\bBearer\s+[A-Za-z0-9._~+/=-]{16,}/g, "Bearer [redacted]"],
+  // JSON members: "password": "…", "api_key": "…".
+  [new RegExp(`("[A-Za-z0-9_-]*${SECRET_WORD}[A-Za-z0-9_-]*"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "gi"), '$1"[redacted]"'],
+  // Assignments and query parameters: PGPASSWORD=…, --password=…, ?api_key=…, &access_token=….
+  [new RegExp(`(\\b[A-Za-z0-9_-]*${SECRET_WORD}[A-Za-z0-9_]*\\s*=\\s*)("[^"]*"|'[^']*'|[^\\s&"',;]+)`, "gi"), "$1[redacted]"],
+  // Credentials in URLs: https://user:pass@host.
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, "$1[redacted]@"],
+];
+
+/**
+ * Returns `text` with every known secret, token-shaped string and value given under a secret-looking
+ * name (password=…, "api_key": "…", Authorization: …, user:pass@ in URLs) replaced by `[redacted]`.
+ */
 export function scrubSecrets(text: string): string {
   let out = text;
   for (const secret of registered) {
     if (out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
-  for (const shape of TOKEN_SHAPES) out = out.replace(shape, (m) => (m.startsWith("Bearer") || m.startsWith("Bot ") ? `${m.split(/\s+/)[0]} [redacted]` : "[redacted]"));
+  for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
+  for (const [pattern, replacement] of NAMED_SECRETS) out = out.replace(pattern, replacement);
   return out;
 }

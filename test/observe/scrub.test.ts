@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { scrubSecrets } from "../../src/observe/scrub.ts";
+import { progressLine } from "../../src/observe/progress.ts";
+
+describe("scrubbing secrets from text", () => {
+  it("masks values given under secret-looking names, keeping the names", () => {
+    const cases: Array<[string, string]> = [
+      ['{"password":"hunter2hunter2","user":"ann"}', '{"password":"[redacted]","user":"ann"}'],
+      ["https://api.example.com/v1/x?api_key=AbCdEf123456789&page=2", "https://api.example.com/v1/x?api_key=[redacted]&page=2"],
+      ["curl -H 'X-Api-Key: AbCdEf123456789' https://x", "curl -H 'X-Api-Key: [redacted]' https://x"],
+      ["PGPASSWORD=s3cr3tpass psql -h db", "PGPASSWORD=[redacted] psql -h db"],
+      ["Authorization: Bearer abc.def.ghi", "Authorization: [redacted]"],
+      ["postgres://admin:s3cret@db.internal:5432/app", "postgres://[redacted]@db.internal:5432/app"],
+      ["export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123", "export GITHUB_TOKEN=[redacted]"],
+    ];
+    for (const [input, expected] of cases) expect(scrubSecrets(input)).toBe(expected);
+  });
+
+  it("leaves ordinary prose and JSON alone", () => {
+    const text = 'The Bot documentation says {"author":"Jane","tokens":12}; see https://example.com/a?page=2.';
+    expect(scrubSecrets(text)).toBe(text);
+  });
+
+  it("keeps secrets out of progress lines of any tool", () => {
+    const start = progressLine({ type: "tool.start", callId: "c", tool: "db__query", hint: '{"password":"hunter2hunter2","sql":"select 1"}' })!;
+    const fail = progressLine({ type: "tool.finish", callId: "c", tool: "shell", ms: 10, success: false, error: "exit 1: PGPASSWORD=s3cr3tpass psql failed" })!;
+    expect(start).not.toContain("hunter2");
+    expect(fail).not.toContain("s3cr3tpass");
+    expect(start).toContain("⏳ db__query");
+  });
+});
