@@ -25,7 +25,7 @@ import type { Observer } from "../observe/observer.ts";
 import { progressLine } from "../observe/progress.ts";
 import type { Store } from "../store/store.ts";
 import { AccessControl, REFUSAL_TEXT } from "./access.ts";
-import { SessionLanes } from "./lanes.ts";
+import { SessionLanes, type RunningTurn } from "./lanes.ts";
 
 /** What the gateway knows of one channel. */
 export interface ChannelRuntime {
@@ -153,6 +153,9 @@ export class Gateway {
 
   private async command(command: BotCommand, env: IngressEnvelope, sessionKey: string): Promise<void> {
     const running = this.lanes.running(sessionKey);
+    // A command from the conversation itself (a slash command) where every thread is its own session.
+    const threads = !running && env.conversation.threadId === undefined ? this.lanes.runningUnder(sessionKey) : [];
+    if (threads.length) return this.conversationCommand(command, env, threads);
     if (command === "stop") {
       if (!running) return this.say(env, "Nothing is running here.");
       running.controller.abort();
@@ -170,6 +173,19 @@ export class Gateway {
     return this.say(env, "🆕 Started a fresh conversation here; I no longer see the earlier messages.");
   }
 
+  /** /stop and /status for the threads of a conversation: the sender's own tasks are stopped. */
+  private async conversationCommand(command: BotCommand, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): Promise<void> {
+    if (command === "new") return this.say(env, "Each thread here is its own conversation: start a new thread to start fresh.");
+    if (command === "status") {
+      const lines = threads.map(([, t]) => `• "${t.text.length > 60 ? `${t.text.slice(0, 59)}…` : t.text}" for ${Math.round((Date.now() - t.startedAt) / 1000)}s (ref ${t.traceId})`);
+      return this.say(env, `Working on ${threads.length} task${threads.length > 1 ? "s" : ""} here:\n${lines.join("\n")}`);
+    }
+    const mine = threads.filter(([, t]) => t.senderId === env.sender.id);
+    if (!mine.length) return this.say(env, "None of the running tasks here is yours; type /stop in the task's thread to stop it.");
+    for (const [, t] of mine) t.controller.abort();
+    return this.say(env, `🛑 Stopping ${mine.length} task${mine.length > 1 ? "s" : ""} you started here.`);
+  }
+
   private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger, acceptedAt: number): Promise<void> {
     const traceId = env.traceId!;
     if (this.closing) {
@@ -179,7 +195,7 @@ export class Gateway {
     }
     const controller = new AbortController();
     const turnId = `t${randomBytes(4).toString("hex")}`;
-    const end = this.lanes.begin(sessionKey, { turnId, traceId, controller, startedAt: Date.now(), text: env.text });
+    const end = this.lanes.begin(sessionKey, { turnId, traceId, senderId: env.sender.id, controller, startedAt: Date.now(), text: env.text });
     const stopTyping = keepTyping(runtime.port, env.replyTo, log);
     const emit = (event: TurnEvent) => {
       const line = progressLine(event);

@@ -7,6 +7,7 @@ import PQueue from "p-queue";
 
 export interface RunningTurn {
   turnId: string;
+  senderId: string;
   traceId: string;
   controller: AbortController;
   startedAt: number;
@@ -54,6 +55,11 @@ export class SessionLanes {
 
   running(sessionKey: string): RunningTurn | undefined {
     return this.runningTurns.get(sessionKey);
+  }
+
+  /** Running turns in the threads of a conversation (sessions keyed `<conversation key>:<thread>`). */
+  runningUnder(conversationKey: string): Array<[string, RunningTurn]> {
+    return [...this.runningTurns].filter(([key]) => key.startsWith(`${conversationKey}:`));
   }
 
   /** Messages waiting behind the running turn of a session. */

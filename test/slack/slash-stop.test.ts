@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createSlackHarness, ALICE, GENERAL, type SlackHarness } from "./harness.ts";
+import { startTestBot, type TestBot } from "../support/bot.ts";
+import { callTools, heldTool, routeModel } from "../support/scenario.ts";
+
+let harness: SlackHarness | undefined;
+let fixture: TestBot | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  await harness?.close();
+  fixture = undefined;
+  harness = undefined;
+});
+
+describe("the /gatehouse slash command", () => {
+  it("stops the task the person started in a thread of that channel, and reports running tasks", async () => {
+    const hold = heldTool("longjob");
+    harness = await createSlackHarness();
+    fixture = await startTestBot({
+      adapters: [harness.adapter],
+      extraTools: [hold.tool],
+      configure: (config) => {
+        config.tools.profile = "full";
+      },
+    });
+    routeModel(fixture.model, [{ when: "run the long job", first: callTools({ name: "longjob" }), then: { text: "long job done" } }]);
+    const posted = await harness.userSays("run the long job");
+    await hold.started();
+
+    await harness.emulator.slashCommand(GENERAL, ALICE, "/gatehouse", "status");
+    await vi.waitFor(() => expect(harness!.emulator.messagesIn(GENERAL).map((m) => m.text).join("\n")).toMatch(/Working on 1 task here/), { timeout: 5000 });
+
+    await harness.emulator.slashCommand(GENERAL, ALICE, "/gatehouse", "stop");
+    await vi.waitFor(() => expect(harness!.emulator.messagesIn(GENERAL).map((m) => m.text).join("\n")).toMatch(/Stopping 1 task you started here/), { timeout: 5000 });
+    await vi.waitFor(() =>
+      expect(harness!.emulator.messagesIn(GENERAL, posted.threadId).map((m) => m.text)).toContain("Stopped."),
+      { timeout: 5000 },
+    );
+  });
+});
