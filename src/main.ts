@@ -149,8 +149,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const adapters = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
   for (const adapter of adapters) {
     delivery.addChannel(adapter.channel, {
-      port: adapter.port, maxMessageChars: adapter.capabilities.maxMessageChars, minIntervalMs: adapter.pacing.minIntervalMs,
-      progressMode: adapter.channel === "telegram" && config.telegram.editProgressInPlace && adapter.capabilities.edit ? "edit" : "lines",
+      port: adapter.port, maxMessageChars: adapter.capabilities.maxMessageChars, pacing: adapter.pacing,
     });
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,
@@ -252,7 +251,7 @@ async function createChannelAdapters(
       adapters.push(
         createDiscordAdapter({
           token: d.token, apiUrl: d.apiUrl, allowedGuilds: d.allowedGuilds, allowedChannels: d.allowedChannels,
-          allowDirectMessages: d.access.dm !== "off", registerSlashCommands: d.registerSlashCommands, log: clog,
+          registerSlashCommands: d.registerSlashCommands, log: clog,
         }),
       );
     }
@@ -264,7 +263,7 @@ async function createChannelAdapters(
       }
       adapters.push(
         createTelegramAdapter({
-          token: t.botToken, apiRoot: t.apiRoot, log: clog,
+          token: t.botToken, apiRoot: t.apiRoot, log: clog, editProgressInPlace: t.editProgressInPlace,
           offsetStore: {
             get: async () => {
               const v = await store.getValue("telegram.offset");

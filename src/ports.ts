@@ -64,6 +64,16 @@ export interface OutboundPort {
   clearTyping?(target: ReplyTarget): Promise<void>;
 }
 
+/** Per-target pacing and progress style, declared by the adapter. */
+export interface DeliveryPacing {
+  /** At most one message every `minIntervalMs` to one target. */
+  minIntervalMs: number;
+  /** A stricter interval for some targets (Telegram groups: 20 messages a minute). */
+  intervalFor?(target: ReplyTarget): number;
+  /** `edit`: progress lines grow one message edited in place, instead of one message per batch. */
+  progressMode?: "lines" | "edit";
+}
+
 /** What an adapter hands inbound events to. Implemented by the gateway. */
 export interface InboundSink {
   /** A message; the promise settles once it is accepted (or refused), not when the turn ends. */
@@ -77,8 +87,8 @@ export interface ChannelAdapter {
   readonly channel: string;
   readonly capabilities: ChannelCapabilities;
   readonly port: OutboundPort;
-  /** Per-target pacing for delivery: at most one message every `minIntervalMs`. */
-  readonly pacing: { minIntervalMs: number };
+  /** How delivery paces and shows things on this channel. */
+  readonly pacing: DeliveryPacing;
   /**
    * Asks the person at this channel a question and resolves with their answer. Only channels
    * with a person at a prompt (the console) have it; approvals there are asked directly.

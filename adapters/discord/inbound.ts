@@ -26,9 +26,10 @@ export type InboundResult = { envelope: IngressEnvelope } | { skip: string };
 const THREADABLE = new Set<ChannelType>([ChannelType.GuildText, ChannelType.GuildAnnouncement]);
 const USER_MESSAGE_TYPES = new Set<MessageType>([MessageType.Default, MessageType.Reply]);
 
-/** Removes the bot's own mention (`<@id>` or `<@!id>`) from the text. */
-export function stripBotMention(text: string, botId: string): string {
-  return text.replace(new RegExp(`<@!?${botId}>`, "g"), "").replace(/[ \t]{2,}/g, " ").trim();
+/** Removes the bot's own mention (`<@id>`, `<@!id>`, or its managed role `<@&role>`) from the text. */
+export function stripBotMention(text: string, botId: string, botRoleId?: string): string {
+  const role = botRoleId ? `|<@&${botRoleId}>` : "";
+  return text.replace(new RegExp(`<@!?${botId}>${role}`, "g"), "").replace(/[ \t]{2,}/g, " ").trim();
 }
 
 /** Reads a message; returns the envelope, or the reason it is dropped (for the debug log). */
@@ -46,12 +47,14 @@ export function readMessage(message: Message, ctx: InboundContext): InboundResul
     }
   }
 
-  const mentioned = new RegExp(`<@!?${ctx.botId}>`).test(message.content);
+  // Typing @Bot in a server often inserts the bot's managed role (<@&role>) rather than the user.
+  const botRoleId = message.guild?.members.me?.roles.botRole?.id;
+  const mentioned = new RegExp(`<@!?${ctx.botId}>`).test(message.content) || (botRoleId !== undefined && message.mentions.roles.has(botRoleId));
   const repliedToBot = message.mentions.repliedUser?.id === ctx.botId;
   const inBotThread = channel.isThread() && (ctx.threads.isBotThread(channel.id) || channel.ownerId === ctx.botId);
   if (!isDm && !mentioned && !repliedToBot && !inBotThread) return { skip: "not addressed to the bot" };
 
-  const text = stripBotMention(message.content, ctx.botId);
+  const text = stripBotMention(message.content, ctx.botId, botRoleId);
   let conversation: IngressEnvelope["conversation"];
   let replyTo: IngressEnvelope["replyTo"];
   if (isDm) {

@@ -38,6 +38,8 @@ export interface TelegramAdapterOptions {
   pollTimeoutSeconds?: number;
   /** Pause after a failed poll (default 1000 ms). */
   retryDelayMs?: number;
+  /** Keep one progress message per request and edit it as lines come in (default false). */
+  editProgressInPlace?: boolean;
   /** How long a click waits for the gateway before the query is answered anyway (default 5000 ms). */
   clickAnswerTimeoutMs?: number;
 }
@@ -188,7 +190,12 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     channel: "telegram",
     capabilities: TELEGRAM_CAPABILITIES,
     port,
-    pacing: { minIntervalMs: 1000 },
+    pacing: {
+      minIntervalMs: 1000,
+      // Groups (negative chat ids) allow 20 messages a minute; private chats about one a second.
+      intervalFor: (target) => (target.conversationId.startsWith("-") ? 3000 : 1000),
+      progressMode: options.editProgressInPlace ? "edit" : "lines",
+    },
 
     async start(target: InboundSink): Promise<void> {
       if (!options.token) throw new Error("TELEGRAM_BOT_TOKEN is empty. Create a bot with @BotFather and put its token in TELEGRAM_BOT_TOKEN.");

@@ -4,15 +4,14 @@
  */
 import type { Logger } from "pino";
 import { targetKeyOf, type ReplyTarget } from "../envelope.ts";
-import type { OutboundPort } from "../ports.ts";
+import type { DeliveryPacing, OutboundPort } from "../ports.ts";
 import type { Observer } from "../observe/observer.ts";
 import { TargetQueue } from "./target-queue.ts";
 
 export interface ChannelOutlet {
   port: OutboundPort;
   maxMessageChars: number;
-  minIntervalMs: number;
-  progressMode?: "lines" | "edit";
+  pacing: DeliveryPacing;
 }
 
 export class Delivery {
@@ -40,8 +39,8 @@ export class Delivery {
       const outlet = this.outlets.get(target.channel);
       if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
       q = new TargetQueue({
-        port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.minIntervalMs,
-        progressMode: outlet.progressMode, log: this.log.child({ target: key }), observer: this.observer,
+        port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs,
+        progressMode: outlet.pacing.progressMode, log: this.log.child({ target: key }), observer: this.observer,
       });
       this.queues.set(key, q);
     }

@@ -40,3 +40,26 @@ describe("progress edited in place", () => {
     expect(messages[2]!.text).toBe("⏳ read_file: a.txt");
   });
 });
+
+describe("pacing per target", () => {
+  it("uses the adapter's stricter interval for some targets", async () => {
+    const { Delivery } = await import("../../src/delivery/delivery.ts");
+    const log = silentLogger();
+    const { port } = recordingPort();
+    const sentAt: Record<string, number[]> = { group: [], private: [] };
+    const timed: OutboundPort = {
+      async send(target, m) {
+        sentAt[target.conversationId.startsWith("-") ? "group" : "private"]!.push(Date.now());
+        return port.send(target, m);
+      },
+    };
+    const delivery = new Delivery(log, createObserver(log));
+    delivery.addChannel("t", { port: timed, maxMessageChars: 4096, pacing: { minIntervalMs: 20, intervalFor: (t) => (t.conversationId.startsWith("-") ? 200 : 20) } });
+    for (const id of ["-100", "42"]) {
+      await delivery.send({ channel: "t", conversationId: id }, "one");
+      await delivery.send({ channel: "t", conversationId: id }, "two");
+    }
+    expect(sentAt.group![1]! - sentAt.group![0]!).toBeGreaterThanOrEqual(190);
+    expect(sentAt.private![1]! - sentAt.private![0]!).toBeLessThan(150);
+  });
+});

@@ -12,7 +12,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function deliveryFor(channel: MemoryChannel, minIntervalMs: number, maxMessageChars = channel.capabilities.maxMessageChars): Delivery {
   const delivery = new Delivery(log, createObserver(log));
-  delivery.addChannel(channel.channel, { port: channel.port, maxMessageChars, minIntervalMs });
+  delivery.addChannel(channel.channel, { port: channel.port, maxMessageChars, pacing: { minIntervalMs } });
   return delivery;
 }
 
