@@ -6,6 +6,9 @@ import { ConfigError } from "./config/load.ts";
 import { runStart } from "./cli/start.ts";
 import { runExplain } from "./cli/explain.ts";
 import { runReceipts } from "./cli/receipts.ts";
+import { runDoctor } from "./cli/doctor.ts";
+import { runStatus } from "./cli/status.ts";
+import { runLogs } from "./cli/logs.ts";
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -23,18 +26,13 @@ Commands:
 
 type Command = (argv: string[]) => Promise<number>;
 
-async function lazy(module: string, fn: string, argv: string[]): Promise<number> {
-  const mod = (await import(module)) as Record<string, Command>;
-  return mod[fn]!(argv);
-}
-
 const COMMANDS: Record<string, Command> = {
   start: () => runStart(),
   explain: (argv) => runExplain(argv),
   receipts: (argv) => runReceipts(argv),
-  doctor: (argv) => lazy("./cli/doctor.ts", "runDoctor", argv),
-  status: (argv) => lazy("./cli/status.ts", "runStatus", argv),
-  logs: (argv) => lazy("./cli/logs.ts", "runLogs", argv),
+  doctor: (argv) => runDoctor(argv),
+  status: (argv) => runStatus(argv),
+  logs: (argv) => runLogs(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

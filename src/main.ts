@@ -26,6 +26,7 @@ import { createConsoleApprovals } from "./approval/console-approvals.ts";
 import { createNonInteractiveApprovals } from "./approval/non-interactive.ts";
 import type { ApprovalManager } from "./approval/types.ts";
 import { Gateway } from "./gateway/gateway.ts";
+import { pruneSpilledOutput } from "./engine/record.ts";
 import type { ReceiptSigner, ResolvedExecution, ToolActivation } from "./engine/types.ts";
 import { formatReceipt, loadOrCreateReceiptKey, signReceipt } from "./observe/receipts.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
@@ -94,6 +95,9 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   });
   const expired = await approvals.recoverAfterRestart();
   if (expired) log.info({ expired }, "pending approvals from before the restart marked expired");
+
+  const pruned = await pruneSpilledOutput(path.join(config.dataDir, "spill"));
+  if (pruned) log.info({ pruned }, "old saved tool output removed");
 
   const registry = new ToolRegistry([
     ...builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell }),
@@ -264,6 +268,7 @@ async function createChannelAdapters(
       adapters.push(
         createTelegramAdapter({
           token: t.botToken, apiRoot: t.apiRoot, log: clog, editProgressInPlace: t.editProgressInPlace,
+          mentionGate: t.access.mentionGate,
           offsetStore: {
             get: async () => {
               const v = await store.getValue("telegram.offset");

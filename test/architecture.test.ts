@@ -11,7 +11,9 @@ function files(dir: string): string[] {
   });
 }
 
-const imports = (file: string) => [...readFileSync(path.join(root, file), "utf8").matchAll(/from "([^"]+)"/g)].map((m) => m[1]!);
+/** Static, side-effect and dynamic imports of a file. */
+const imports = (file: string) =>
+  [...readFileSync(path.join(root, file), "utf8").matchAll(/(?:from\s+|import\s*\(\s*|^import\s+)["']([^"']+)["']/gm)].map((m) => m[1]!);
 
 /** The public surface of src that adapters may use. */
 const PUBLIC = ["src/envelope.ts", "src/ports.ts", "src/approval/card.ts", "src/observe/logger.ts", "src/observe/scrub.ts"];

@@ -27,13 +27,14 @@ export async function runExplain(argv: string[]): Promise<number> {
   const config = loadConfig();
   const tools = builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell });
   const descriptors = tools.map((t) => ({ name: t.name, risk: t.risk, owner: t.owner }));
-  descriptors.push({ name: "tool_search", risk: "read", owner: "builtin" });
   if (!values["no-mcp"] && Object.keys(config.mcp.servers).length) {
     const hub = new McpHub(config.mcp, silentLogger());
     await hub.start();
     for (const t of hub.tools()) descriptors.push({ name: t.name, risk: t.risk, owner: t.owner });
     await hub.close();
   }
+  // tool_search exists only with deferred MCP activation.
+  if (config.mcp.deferred && Object.keys(config.mcp.servers).length) descriptors.push({ name: "tool_search", risk: "read", owner: "builtin" });
   const remembered = new Set<string>();
   if (conversationId) {
     const store = await openSqliteStore({ dataDir: config.dataDir });

@@ -5,7 +5,7 @@
  * output saved to a file and referenced by path); receipts for successful executions; progress
  * events; after_tool_call hooks.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ChatMessage } from "../model/types.ts";
 import type { ToolResult } from "../tools/tool.ts";
@@ -78,4 +78,19 @@ export async function recordResults(
     });
   }
   return messages;
+}
+
+/** Removes saved tool output older than `maxAgeMs` (run at start-up, so the folder does not grow forever). */
+export async function pruneSpilledOutput(spillDir: string, maxAgeMs = 7 * 24 * 3600_000, now = Date.now()): Promise<number> {
+  let removed = 0;
+  const names = await readdir(spillDir).catch(() => [] as string[]);
+  for (const name of names) {
+    const file = path.join(spillDir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info?.isFile() && now - info.mtimeMs > maxAgeMs) {
+      await rm(file, { force: true });
+      removed++;
+    }
+  }
+  return removed;
 }

@@ -154,8 +154,3 @@ export function approvalRequirement(
     }
   }
 }
-
-/** The text of the result given to the model when it calls a tool the policy does not offer. */
-export function refusalText(tool: string, availability: Availability): string {
-  return `Refused: the tool "${tool}" is not available here (rule: ${availability.rule}).`;
-}

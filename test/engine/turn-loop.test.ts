@@ -133,3 +133,20 @@ describe("the turn loop", () => {
     expect(JSON.stringify(fx.emu.requests[1]!.body.messages)).toMatch(/<tool_result[^>]*>[^<]*\d{4}-\d{2}/);
   });
 });
+
+describe("saved tool output", () => {
+  it("is removed once older than a week", async () => {
+    const { mkdtempSync, writeFileSync, utimesSync, existsSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const { pruneSpilledOutput } = await import("../../src/engine/record.ts");
+    const dir = mkdtempSync(path.join(tmpdir(), "gh-spill-"));
+    writeFileSync(path.join(dir, "old.txt"), "x");
+    writeFileSync(path.join(dir, "new.txt"), "y");
+    const eightDaysAgo = (Date.now() - 8 * 24 * 3600_000) / 1000;
+    utimesSync(path.join(dir, "old.txt"), eightDaysAgo, eightDaysAgo);
+    expect(await pruneSpilledOutput(dir)).toBe(1);
+    expect(existsSync(path.join(dir, "old.txt"))).toBe(false);
+    expect(existsSync(path.join(dir, "new.txt"))).toBe(true);
+  });
+});
