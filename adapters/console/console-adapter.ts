@@ -84,7 +84,9 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       }
       if (!interactive && awaitingReply > 0) return;
       const text = backlog.shift()!.trim();
-      if (text) submit(text);
+      if (!text) continue;
+      if (!interactive) write(`you › ${text}`);
+      submit(text);
     }
     if (inputEnded && awaitingReply === 0 && questions.length === 0) options.onInputEnd?.();
   };
@@ -132,9 +134,6 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       write(`Gatehouse console. Type a message; /stop, /status and /new work here too. Ctrl-D quits.`);
       showPrompt();
       rl.on("line", (line) => {
-        if (!interactive && questions.length === 0 && awaitingReply === 0 && backlog.length === 0 && line.trim()) {
-          write(`you › ${line.trim()}`);
-        }
         backlog.push(line);
         pump();
       });
