@@ -245,7 +245,7 @@ async function createChannelAdapters(
       adapters.push(
         createSlackAdapter({
           botToken: s.botToken, appToken: s.appToken, signingSecret: s.signingSecret, apiUrl: s.apiUrl,
-          http: { port: s.port }, slashCommand: s.slashCommand, log: clog,
+          http: { port: s.port ?? config.httpPort ?? 3000 }, slashCommand: s.slashCommand, log: clog,
         }),
       );
     }
@@ -276,7 +276,10 @@ async function createChannelAdapters(
             },
             set: (n) => store.setValue("telegram.offset", String(n)),
           },
-          webhook: t.webhookUrl && t.webhookSecret ? { url: t.webhookUrl, secret: t.webhookSecret, listen: { port: t.webhookPort } } : undefined,
+          webhook:
+            t.webhookUrl && t.webhookSecret
+              ? { url: t.webhookUrl, secret: t.webhookSecret, listen: { port: t.webhookPort ?? (Number(new URL(t.webhookUrl).port) || config.httpPort || 8443) } }
+              : undefined,
         }),
       );
     }

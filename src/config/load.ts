@@ -35,7 +35,7 @@ const ENV_KEYS: Array<[string, string[], "string" | "list" | "number"]> = [
   ["SLACK_APP_TOKEN", ["slack", "appToken"], "string"],
   ["SLACK_SIGNING_SECRET", ["slack", "signingSecret"], "string"],
   ["SLACK_API_URL", ["slack", "apiUrl"], "string"],
-  ["PORT", ["slack", "port"], "number"],
+  ["PORT", ["httpPort"], "number"],
   ["DISCORD_TOKEN", ["discord", "token"], "string"],
   ["DISCORD_API_URL", ["discord", "apiUrl"], "string"],
   ["TELEGRAM_BOT_TOKEN", ["telegram", "botToken"], "string"],

@@ -53,7 +53,8 @@ const SlackConfigSchema = z.strictObject({
   appToken: z.string().regex(/^xapp-/, "must be an app-level token starting with xapp- (Basic Information → App-Level Tokens)").optional(),
   signingSecret: z.string().min(8).optional(),
   apiUrl: z.url().optional(),
-  port: z.number().int().min(0).max(65535).default(3000),
+  /** HTTP Events API mode: the port the events endpoint listens on (default: PORT, else 3000). */
+  port: z.number().int().min(0).max(65535).optional(),
   slashCommand: z.string().regex(/^\//).optional(),
   access: AccessConfigSchema.prefault({}),
 });
@@ -72,7 +73,8 @@ const TelegramConfigSchema = z.strictObject({
   apiRoot: z.url().optional(),
   webhookUrl: z.url().optional(),
   webhookSecret: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "may contain only A-Z, a-z, 0-9, _ and -").optional(),
-  webhookPort: z.number().int().min(0).max(65535).default(8443),
+  /** Webhook mode: the local port (default: the webhook URL's explicit port, else PORT, else 8443). */
+  webhookPort: z.number().int().min(0).max(65535).optional(),
   editProgressInPlace: z.boolean().default(false),
   access: AccessConfigSchema.prefault({}),
 });
@@ -99,6 +101,8 @@ export const ConfigSchema = z.strictObject({
   dataDir: z.string().min(1).default("./data"),
   workspace: z.string().min(1).optional(),
   logLevel: z.enum(LOG_LEVELS).default("info"),
+  /** The port HTTP receivers listen on when their own setting is absent (PORT, as platforms set it). */
+  httpPort: z.number().int().min(0).max(65535).optional(),
   /** Channels to start; default: every channel whose token is set, else the console. */
   channels: z.array(z.enum(["console", "slack", "discord", "telegram"])).optional(),
   engine: EngineConfigSchema.prefault({}),
