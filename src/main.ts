@@ -93,8 +93,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const approvals = new PendingApprovals({
     store, log, observer, timeoutMs: config.approval.timeoutMs, admins: (channel) => config.approval.approvers[channel] ?? [],
   });
-  const expired = await approvals.recoverAfterRestart();
-  if (expired) log.info({ expired }, "pending approvals from before the restart marked expired");
+  const stale = await approvals.recoverAfterRestart();
+  if (stale.length) log.info({ expired: stale.length }, "pending approvals from before the restart marked expired");
 
   const pruned = await pruneSpilledOutput(path.join(config.dataDir, "spill"));
   if (pruned) log.info({ pruned }, "old saved tool output removed");
@@ -150,6 +150,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     maxQueuedPerSession: config.gateway.maxQueuedPerSession,
   });
 
+  const posters = new Map<string, CardPoster>();
   const adapters = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
   for (const adapter of adapters) {
     delivery.addChannel(adapter.channel, {
@@ -158,7 +159,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,
       policy: { tools: config.tools, approval: config.approval, loop: config.loop },
-      approvals: approvalManagerFor(adapter, approvals, delivery, config),
+      approvals: approvalManagerFor(adapter, approvals, delivery, config, posters),
       knobs: {
         maxIterations: config.engine.maxIterations, maxToolResultChars: config.engine.maxToolResultChars,
         spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,
@@ -181,6 +182,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     await store.close();
     throw err;
   }
+  void approvals.closeStaleCards(stale, (channel) => posters.get(channel));
   status.started({ channels: adapters.map((a) => a.channel), model: config.model.baseURL ?? "https://api.openai.com/v1", gateway, mcp });
 
   let stopping: Promise<void> | undefined;
@@ -206,7 +208,13 @@ function accessFor(config: Config, channel: string) {
 }
 
 /** Which approval manager a channel's turns get: from what the adapter can do, never its name. */
-function approvalManagerFor(adapter: ChannelAdapter, approvals: PendingApprovals, delivery: Delivery, config: Config): ApprovalManager {
+function approvalManagerFor(
+  adapter: ChannelAdapter,
+  approvals: PendingApprovals,
+  delivery: Delivery,
+  config: Config,
+  posters: Map<string, CardPoster>,
+): ApprovalManager {
   if (adapter.prompt) {
     return createConsoleApprovals({
       prompt: adapter.prompt.bind(adapter), timeoutMs: config.approval.timeoutMs, operator: { id: "console", name: "the console user" },
@@ -219,6 +227,7 @@ function approvalManagerFor(adapter: ChannelAdapter, approvals: PendingApprovals
       resolve: (target, messageId, card, resolution) =>
         delivery.run(target, () => resolveApproval.call(adapter.port, target, messageId, card, resolution)),
     };
+    posters.set(adapter.channel, poster);
     return approvals.managerFor(poster);
   }
   return createNonInteractiveApprovals();

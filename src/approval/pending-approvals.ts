@@ -46,9 +46,28 @@ export class PendingApprovals {
     this.options = options;
   }
 
-  /** Expires approvals left pending by a previous process: their turns are gone. */
-  async recoverAfterRestart(): Promise<number> {
-    return this.options.store.expireAllPending(Date.now());
+  /** Expires approvals left pending by a previous process (their turns are gone); returns them. */
+  async recoverAfterRestart(): Promise<PendingApprovalRecord[]> {
+    const stale = await this.options.store.listApprovals("pending");
+    await this.options.store.expireAllPending(Date.now());
+    return stale;
+  }
+
+  /** Edits the cards of approvals that a restart expired, so that no live buttons are left behind. */
+  async closeStaleCards(stale: PendingApprovalRecord[], posterFor: (channel: string) => CardPoster | undefined): Promise<void> {
+    for (const record of stale) {
+      const poster = posterFor(record.channel);
+      if (!poster || !record.cardMessageId) continue;
+      const card: ApprovalCard = {
+        approvalId: record.id, tool: record.tool, argsSummary: record.argsSummary,
+        requester: { id: record.requesterId, name: record.requesterName }, approvers: record.approvers,
+        expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
+      };
+      const text = `⌛ Expired: the bot restarted before anyone decided; ${record.tool} was not run.`;
+      await poster.resolve(record.target, record.cardMessageId, card, { outcome: "expired", text }).catch((err: Error) => {
+        this.options.log.warn({ err: err.message, approvalId: record.id }, "stale approval card could not be updated");
+      });
+    }
   }
 
   /** Approvals waiting for a click in this process. */

@@ -18,9 +18,9 @@ export interface BotProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts the bot with `env` (on top of a minimal environment) in a fresh data folder. */
-export function startBotProcess(env: Record<string, string>): BotProcess {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "gh-e2e-"));
+/** Starts the bot with `env` (on top of a minimal environment) in a fresh data folder, or in `dataDir`. */
+export function startBotProcess(env: Record<string, string>, options: { dataDir?: string; keepDataDir?: boolean } = {}): BotProcess {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "gh-e2e-"));
   const child = spawn(process.execPath, [path.join(root, "src/cli.ts"), "start"], {
     cwd: dataDir,
     env: { PATH: process.env.PATH ?? "", HOME: dataDir, GATEHOUSE_DATA_DIR: path.join(dataDir, "data"), LOG_LEVEL: "info", ...env },
@@ -38,7 +38,7 @@ export function startBotProcess(env: Record<string, string>): BotProcess {
       if (child.exitCode === null) child.kill("SIGTERM");
       const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
       if (child.exitCode === null) child.kill("SIGKILL");
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
   };

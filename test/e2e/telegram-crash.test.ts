@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { existsSync, rmSync } from "node:fs";
+import path from "node:path";
+import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
+import { startTelegramEmulator, type TelegramEmulator } from "../emulators/telegram/index.ts";
+import { startBotProcess, type BotProcess } from "./process.ts";
+
+let model: OpenAIEmulator;
+let telegram: TelegramEmulator;
+const bots: BotProcess[] = [];
+
+afterEach(async () => {
+  for (const b of bots.splice(0)) await b.stop();
+  await telegram?.close();
+  await model?.close();
+});
+
+describe("a crash while an approval waits", () => {
+  it("after the restart the old card shows it expired, and a click on it is told so and runs nothing", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    model.script({ toolCalls: [{ name: "write_file", arguments: '{"path":"crash.txt","content":"x"}' }] });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await vi.waitFor(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    await telegram.userMessage({ text: "write crash.txt", from: { id: 5151 } }).delivered;
+    await vi.waitFor(() => expect(telegram.botMessages(5151).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
+    const card = telegram.botMessages(5151).find((m) => m.reply_markup?.inline_keyboard?.length)!;
+    const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
+
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+    const second = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(second);
+    await vi.waitFor(() => expect(telegram.botMessages(5151).find((m) => m.message_id === card.message_id)!.text).toMatch(/Expired: the bot restarted/), {
+      timeout: 15_000,
+    });
+    const click = telegram.clickButton({ chatId: 5151, messageId: card.message_id, data: approve, from: { id: 5151 } });
+    const answer = await click.answered;
+    expect(JSON.stringify(answer)).toMatch(/expired/);
+    expect(existsSync(path.join(first.dataDir, "data", "workspace", "crash.txt"))).toBe(false);
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+});
