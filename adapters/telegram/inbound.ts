@@ -1,7 +1,9 @@
 /**
  * Turns a raw Telegram update into what the gateway understands: an IngressEnvelope for a message
- * addressed to the bot (a DM, a mention, a reply to the bot, or one of its commands), a callback
- * query for a button click, or a reason to ignore it. Validates the update with zod first.
+ * addressed to the bot (a DM, a mention, a reply to the bot, one of its commands, or a follow-up in a
+ * forum topic the bot posted in), a callback query for a button click, or a reason to ignore it.
+ * With the mention gate off, every group message goes to the gateway, marked with whether it was
+ * addressed. Validates the update with zod first.
  */
 import { z } from "zod";
 import { parseEnvelope, type ChannelCapabilities, type ConversationKind, type IngressEnvelope } from "../../src/envelope.ts";
@@ -65,6 +67,8 @@ export interface InboundContext {
   capabilities: ChannelCapabilities;
   /** Whether the bot has posted in this chat's topic already. */
   botPostedIn(chatId: string, threadId: string | undefined): boolean;
+  /** Drop group messages that do not address the bot (default true); false forwards them unaddressed. */
+  mentionGate?: boolean;
 }
 
 export type InboundEvent =
@@ -114,9 +118,10 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
   const repliedToBot = reply?.from?.id === ctx.bot.id;
   const kind: ConversationKind = msg.chat.type === "private" ? "dm" : "group";
   const mentioned = kind === "dm" || mentionSpans.length > 0 || repliedToBot || isOurCommand;
-  if (!mentioned) return { kind: "ignored", reason: "group message not addressed to the bot" };
-
   const chatId = String(msg.chat.id);
+  const inBotThread = ctx.botPostedIn(chatId, threadId);
+  if (!mentioned && !inBotThread && ctx.mentionGate !== false) return { kind: "ignored", reason: "group message not addressed to the bot" };
+
   const envelope = parseEnvelope({
     id: `${chatId}:${msg.message_id}`,
     channel: "telegram",
@@ -125,7 +130,7 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
     sender: { id: String(msg.from.id), name: displayName(msg.from), isBot: false },
     mentioned,
     repliedToBot,
-    inBotThread: ctx.botPostedIn(chatId, threadId),
+    inBotThread,
     text: stripSpans(rawText, mentionSpans),
     replyTo: {
       channel: "telegram",

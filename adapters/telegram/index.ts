@@ -42,12 +42,28 @@ export interface TelegramAdapterOptions {
   editProgressInPlace?: boolean;
   /** How long a click waits for the gateway before the query is answered anyway (default 5000 ms). */
   clickAnswerTimeoutMs?: number;
+  /**
+   * Group messages must address the bot (mention, reply, command, or a forum topic it posted in) to
+   * reach the gateway (default true). False forwards every group message with `mentioned: false`.
+   */
+  mentionGate?: boolean;
 }
 
-/** The adapter, plus what a deployment (or test) may want to know about its webhook receiver. */
+/** Whether the adapter is receiving updates; `detail` says why not (and what to fix). */
+export interface TelegramHealth {
+  ok: boolean;
+  detail?: string;
+}
+
+/** The adapter, plus what a deployment (or test) may want to know about its webhook receiver and health. */
 export interface TelegramAdapter extends ChannelAdapter {
   /** Where the webhook receiver listens, once started in webhook mode. */
   webhookAddress(): { host: string; port: number } | undefined;
+  /**
+   * Not ok before start, after stop, and when polling stopped for good (409 conflict, revoked
+   * token): the process keeps running but Telegram users get no answer until it is fixed.
+   */
+  health(): TelegramHealth;
 }
 
 /** What Telegram lets a bot do; the gateway and delivery read this. */
@@ -99,6 +115,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   let sink: InboundSink | undefined;
   let poller: UpdatePoller | undefined;
   let webhookServer: WebhookServer | undefined;
+  let running = false;
+  let pollingFailure: string | undefined;
 
   const port = createTelegramPort({
     api,
@@ -177,6 +195,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         capabilities: TELEGRAM_CAPABILITIES,
         ...(options.account ? { account: options.account } : {}),
         botPostedIn: (chatId, threadId) => (threadId ? botThreads.has(`${chatId}:${threadId}`) : false),
+        mentionGate: options.mentionGate ?? true,
       });
       if (event.kind === "ignored") log.debug({ updateId: update.update_id, reason: event.reason }, "telegram update ignored");
       else if (event.kind === "click") await handleClick(event.query);
@@ -203,6 +222,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         throw new Error("TELEGRAM_WEBHOOK_SECRET must be set in webhook mode: 1-256 characters of A-Z, a-z, 0-9, _ and -.");
       }
       sink = target;
+      pollingFailure = undefined;
       try {
         const me = await api.getMe();
         bot = { id: me.id, username: me.username };
@@ -231,6 +251,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
           webhookServer = undefined;
           throw new Error(`Telegram refused TELEGRAM_WEBHOOK_URL: ${error instanceof GrammyError ? error.description : (error as Error).message}`);
         }
+        running = true;
         log.info({ bot: bot.username, mode: "webhook" }, "telegram connected");
         return;
       }
@@ -248,7 +269,10 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         ...(options.offsetStore ? { offsetStore: options.offsetStore } : {}),
         ...(options.pollTimeoutSeconds !== undefined ? { pollTimeoutSeconds: options.pollTimeoutSeconds } : {}),
         ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
-        onFatal: (error) => log.error({ err: error.message }, "telegram polling stopped"),
+        onFatal: (error) => {
+          pollingFailure = error.message;
+          log.error(`Telegram polling stopped; no Telegram message is received until this is fixed. ${error.message}`);
+        },
       });
       try {
         await poller.start();
@@ -256,10 +280,12 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         poller = undefined;
         throw error instanceof GrammyError || error instanceof HttpError ? startupError(error, apiRoot) : error;
       }
+      running = true;
       log.info({ bot: bot.username, mode: "polling" }, "telegram connected");
     },
 
     async stop(): Promise<void> {
+      running = false;
       await poller?.stop();
       poller = undefined;
       await webhookServer?.close();
@@ -267,5 +293,10 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     },
 
     webhookAddress: () => webhookServer?.address,
+
+    health(): TelegramHealth {
+      if (pollingFailure) return { ok: false, detail: pollingFailure };
+      return running ? { ok: true } : { ok: false, detail: "not running (not started yet, or stopped)" };
+    },
   };
 }

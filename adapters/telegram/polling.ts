@@ -35,13 +35,20 @@ export interface UpdatePollerOptions {
 
 const ALLOWED_UPDATES = ["message", "callback_query"] as const;
 
-/** Explains a 409 from getUpdates in words that say what to do. */
+/** Explains a 409 from getUpdates in words that say what to do: a webhook is set, or another process polls. */
 export function conflictMessage(description: string): string {
-  return (
-    `Telegram refused getUpdates (409 Conflict: ${description}). Another process is polling with the same ` +
-    "TELEGRAM_BOT_TOKEN, or a webhook is set for it. Stop the other instance, or set TELEGRAM_WEBHOOK_URL to use webhook mode."
-  );
+  const cause = /webhook/i.test(description)
+    ? "A webhook is set for this TELEGRAM_BOT_TOKEN (another deployment may have set it). Remove it (restarting this " +
+      "process in polling mode removes it), or run this bot in webhook mode with TELEGRAM_WEBHOOK_URL."
+    : "Another process is polling with the same TELEGRAM_BOT_TOKEN; only one may. Stop the other instance, or give " +
+      "this one its own bot token.";
+  return `Telegram refused getUpdates (409 Conflict: ${description}). ${cause}`;
 }
+
+/** Explains a 401 after polling worked: the token was revoked or replaced. */
+export const TOKEN_REVOKED =
+  "Telegram no longer accepts TELEGRAM_BOT_TOKEN (401 Unauthorized): the token was revoked or regenerated in " +
+  "@BotFather. Put the current token in TELEGRAM_BOT_TOKEN and restart.";
 
 /** Polls getUpdates and hands every new update to `handle`, persisting the offset watermark. */
 export class UpdatePoller {
@@ -97,7 +104,7 @@ export class UpdatePoller {
       } catch (error) {
         if (this.stopped) break;
         if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-          this.o.onFatal(new Error("Telegram no longer accepts TELEGRAM_BOT_TOKEN (401 Unauthorized); polling stopped."));
+          this.o.onFatal(new Error(TOKEN_REVOKED));
           return;
         }
         if (error instanceof GrammyError && error.error_code === 409) {
