@@ -1,13 +1,16 @@
 /**
  * `http_fetch`: GETs a public web page or API and returns status, content type and body
  * text. The destination is checked before every request (redirects included), so the model
- * cannot reach the bot's own network unless the operator allows it; time and body size are
- * bounded, and a body is streamed only up to the limit.
+ * cannot reach the bot's own network unless the operator allows it, and the connection goes to
+ * exactly the addresses that were checked (a name cannot answer differently the second time).
+ * Time and body size are bounded, and a body is streamed only up to the limit.
  */
+import type { Readable } from "node:stream";
 import { z } from "zod";
 import type { Tool } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
 import { BlockedDestinationError, checkDestination, type NetworkGuardOptions } from "../network-guard.ts";
+import { pinnedGet, type PinnedResponse } from "../pinned-get.ts";
 
 /** Options of `http_fetch`: what it may reach, and how long and how much it may read. */
 export interface HttpFetchOptions extends NetworkGuardOptions {
@@ -54,16 +57,21 @@ export function httpFetchTool(options: HttpFetchOptions = {}): Tool<HttpFetchArg
       const signal = AbortSignal.any([ctx.signal, timeout]);
       try {
         for (let hops = 0; ; hops++) {
-          await checkDestination(url, options);
-          const response = await fetch(url, {
-            method: "GET",
-            redirect: "manual",
+          const addresses = await checkDestination(url, options);
+          if (url.username || url.password) {
+            return failed(`could not fetch ${displayUrl(url.href)}: URLs with a user name or password are not fetched`);
+          }
+          const response = await pinnedGet(url, addresses, {
             signal,
-            headers: { "user-agent": userAgent, accept: "text/html, application/json, text/*;q=0.9, */*;q=0.5" },
+            headers: {
+              "user-agent": userAgent,
+              accept: "text/html, application/json, text/*;q=0.9, */*;q=0.5",
+              "accept-encoding": "gzip, deflate, br",
+            },
           });
-          const location = response.headers.get("location");
+          const location = response.header("location");
           if (REDIRECTS.has(response.status) && location) {
-            await response.body?.cancel();
+            response.discard();
             if (hops >= maxRedirects) return failed(`stopped after ${maxRedirects} redirects at ${displayUrl(url.href)}`);
             url = new URL(location, url);
             continue;
@@ -80,15 +88,17 @@ export function httpFetchTool(options: HttpFetchOptions = {}): Tool<HttpFetchArg
   };
 }
 
-async function describeResponse(response: Response, url: URL, maxBytes: number) {
-  const type = response.headers.get("content-type") ?? "(none)";
+async function describeResponse(response: PinnedResponse, url: URL, maxBytes: number) {
+  const type = response.header("content-type") ?? "(none)";
   const head = `GET ${displayUrl(url.href)} → ${response.status} ${response.statusText}\ncontent-type: ${type}\n\n`;
   let body: string;
   if (BINARY_TYPES.test(type)) {
-    await response.body?.cancel();
-    body = `(binary body not shown${response.headers.get("content-length") ? `, ${response.headers.get("content-length")} bytes` : ""})`;
+    response.discard();
+    const length = response.header("content-length");
+    body = `(binary body not shown${length ? `, ${length} bytes` : ""})`;
   } else {
-    const { bytes, cut } = await readCapped(response, maxBytes);
+    const { bytes, cut } = await readCapped(response.body, maxBytes);
+    if (cut) response.discard();
     body = new TextDecoder(charsetOf(type)).decode(bytes);
     if (cut) body += `\n[body cut at ${maxBytes} bytes]`;
   }
@@ -98,24 +108,19 @@ async function describeResponse(response: Response, url: URL, maxBytes: number) 
 }
 
 /** Reads the body up to `maxBytes`, then stops the download. */
-async function readCapped(response: Response, maxBytes: number): Promise<{ bytes: Uint8Array; cut: boolean }> {
-  if (!response.body) return { bytes: new Uint8Array(), cut: false };
-  const reader = response.body.getReader();
+async function readCapped(body: Readable, maxBytes: number): Promise<{ bytes: Uint8Array; cut: boolean }> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   let cut = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (total + value.byteLength > maxBytes) {
-      chunks.push(value.subarray(0, maxBytes - total));
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (total + chunk.byteLength > maxBytes) {
+      chunks.push(chunk.subarray(0, maxBytes - total));
       total = maxBytes;
       cut = true;
-      await reader.cancel();
       break;
     }
-    chunks.push(value);
-    total += value.byteLength;
+    chunks.push(chunk);
+    total += chunk.byteLength;
   }
   return { bytes: Buffer.concat(chunks, total), cut };
 }
@@ -148,6 +153,6 @@ function shorten(text: string, max: number): string {
 }
 
 function networkReason(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+  const { code, cause } = err as { code?: string; cause?: { code?: string; message?: string } };
+  return code ?? cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
