@@ -67,6 +67,26 @@ describe("Discord inbound messages", () => {
     expect(env!.text).toBe("hey check this");
   });
 
+  it("treats a mention of the bot's managed role as addressing the bot, and strips the role mention", async () => {
+    started = await startHarness();
+    const { h, sink } = started;
+    const posted = await h.emulator.userPosts({ channelId: h.emulator.textChannelId, userId: ALICE, content: "rotate the keys", mentionRoles: [h.emulator.botRoleId] });
+    expect(posted.content).toBe(`<@&${h.emulator.botRoleId}> rotate the keys`);
+    const [env] = await sink.waitForEnvelopes(1);
+    expect(env).toMatchObject({ id: posted.id, mentioned: true, text: "rotate the keys", conversation: { threadId: posted.id } });
+  });
+
+  it("does not treat a mention of another role as addressing the bot", async () => {
+    started = await startHarness();
+    const { h, sink } = started;
+    const channelId = h.emulator.textChannelId;
+    await h.emulator.userPosts({ channelId, userId: ALICE, content: "ping the team", mentionRoles: ["400000000000000001"] });
+    await h.userSays("sentinel", { userId: ALICE });
+    const envelopes = await sink.waitForEnvelopes(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(envelopes.map((e) => e.text)).toEqual(["sentinel"]);
+  });
+
   it("ignores channel chatter that does not address the bot, other bots, and its own posts", async () => {
     started = await startHarness();
     const { h, sink } = started;

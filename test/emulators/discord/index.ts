@@ -38,6 +38,11 @@ export interface UserPostOptions {
   bot?: boolean;
   /** Reply to this message (same channel). */
   replyTo?: string;
+  /**
+   * Roles mentioned before the content, as `<@&id> ` (e.g. the bot's managed role, which Discord's
+   * client often inserts when someone types @Bot); listed in `mention_roles` as Discord sends it.
+   */
+  mentionRoles?: string[];
 }
 
 export interface ClickOptions {
@@ -115,6 +120,8 @@ export async function startDiscordEmulator(options: DiscordEmulatorOptions = {})
     guildId: state.guildId,
     /** The server's text channel, where users mention the bot. */
     textChannelId: state.textChannelId,
+    /** The bot's managed role in the server (a role mention of it addresses the bot). */
+    botRoleId: state.botRoleId,
     /** Every REST call the bot made, oldest first. */
     calls: state.calls,
     state,
@@ -139,7 +146,7 @@ export async function startDiscordEmulator(options: DiscordEmulatorOptions = {})
       const message = state.addMessage({
         channel_id: post.channelId,
         author,
-        content: post.content,
+        content: [...(post.mentionRoles ?? []).map((id) => `<@&${id}>`), post.content].join(" "),
         ...(post.replyTo ? { message_reference: { message_id: post.replyTo, channel_id: post.channelId } } : {}),
       });
       if (!post.bot) lastUserMessage = message;

@@ -1,6 +1,6 @@
 /**
- * The Discord emulator's world: one guild with a text channel, users, DM channels, threads,
- * messages, pending interactions and the record of every API call the bot made.
+ * The Discord emulator's world: one guild with a text channel and the bot's managed role, users,
+ * DM channels, threads, messages, pending interactions and the record of every API call the bot made.
  * The REST and gateway halves both read and change this one state.
  */
 
@@ -100,6 +100,8 @@ export class DiscordState {
   readonly bot: EmuUser;
   readonly guildId: string;
   readonly textChannelId: string;
+  /** The role Discord creates for a bot when it joins a server (managed, tagged with the bot's id). */
+  readonly botRoleId: string;
   readonly channels = new Map<string, EmuChannel>();
   readonly messages = new Map<string, EmuMessage[]>();
   readonly users = new Map<string, EmuUser>();
@@ -118,6 +120,7 @@ export class DiscordState {
     this.guildId = this.snowflake();
     this.textChannelId = this.snowflake();
     this.channels.set(this.textChannelId, { id: this.textChannelId, type: ChannelType.GuildText, name: "general", guild_id: this.guildId });
+    this.botRoleId = this.snowflake();
   }
 
   /** A new, increasing Discord snowflake (timestamp in the top bits, as the real ones). */
@@ -186,6 +189,21 @@ export class DiscordState {
     return [...ids].map((id) => this.users.get(id)).filter((u): u is EmuUser => Boolean(u));
   }
 
+  /** Roles mentioned in a guild message (`<@&id>`), as Discord lists them in `mention_roles`: only the server's roles. */
+  roleMentionsIn(content: string): string[] {
+    const known = new Set(this.rolesJson().map((r) => r.id));
+    return [...new Set([...content.matchAll(/<@&(\d+)>/g)].map((m) => m[1]!))].filter((id) => known.has(id) && id !== this.guildId);
+  }
+
+  /** The server's roles: @everyone (its id is the guild's) and the bot's managed role. */
+  rolesJson(): Array<Record<string, unknown> & { id: string }> {
+    const role = { color: 0, hoist: false, icon: null, unicode_emoji: null, mentionable: false, flags: 0 };
+    return [
+      { ...role, id: this.guildId, name: "@everyone", permissions: "1071698660929", position: 0, managed: false },
+      { ...role, id: this.botRoleId, name: this.bot.username, permissions: "277025508352", position: 1, managed: true, tags: { bot_id: this.bot.id } },
+    ];
+  }
+
   /** The message as the API and the gateway show it. */
   messageJson(message: EmuMessage): Record<string, unknown> {
     const channel = this.channels.get(message.channel_id);
@@ -206,7 +224,7 @@ export class DiscordState {
       tts: false,
       mention_everyone: false,
       mentions: this.mentionsIn(message.content),
-      mention_roles: [],
+      mention_roles: channel?.guild_id ? this.roleMentionsIn(message.content) : [],
       attachments: [],
       embeds: [],
       pinned: false,
@@ -236,7 +254,7 @@ export class DiscordState {
     };
   }
 
-  /** The guild as GUILD_CREATE shows it: the text channel, active threads, the @everyone role. */
+  /** The guild as GUILD_CREATE shows it: the text channel, active threads, the roles, and the bot as a member with its role. */
   guildJson(): Record<string, unknown> {
     const channels = [...this.channels.values()];
     return {
@@ -254,14 +272,19 @@ export class DiscordState {
       preferred_locale: "en-US",
       system_channel_id: null,
       features: [],
-      roles: [{ id: this.guildId, name: "@everyone", permissions: "1071698660929", position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }],
+      roles: this.rolesJson(),
       emojis: [],
       stickers: [],
       joined_at: new Date().toISOString(),
       large: false,
       unavailable: false,
       member_count: 2,
-      members: [],
+      members: [
+        {
+          user: this.bot, nick: null, avatar: null, roles: [this.botRoleId], joined_at: new Date(0).toISOString(), premium_since: null,
+          deaf: false, mute: false, flags: 0, pending: false, communication_disabled_until: null,
+        },
+      ],
       presences: [],
       voice_states: [],
       stage_instances: [],
