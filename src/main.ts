@@ -183,7 +183,13 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     throw err;
   }
   void approvals.closeStaleCards(stale, (channel) => posters.get(channel));
-  status.started({ channels: adapters.map((a) => a.channel), model: config.model.baseURL ?? "https://api.openai.com/v1", gateway, mcp });
+  status.started({
+    channels: adapters.map((a) => a.channel),
+    health: () => adapters.filter((a) => a.health).map((a) => ({ channel: a.channel, ...a.health!() })),
+    model: config.model.baseURL ?? "https://api.openai.com/v1",
+    gateway,
+    mcp,
+  });
 
   let stopping: Promise<void> | undefined;
   return {

@@ -94,6 +94,8 @@ export interface ChannelAdapter {
    * with a person at a prompt (the console) have it; approvals there are asked directly.
    */
   prompt?(question: string, signal: AbortSignal): Promise<string>;
+  /** Whether the connection still works; `detail` says what broke and how to fix it (shown by `gatehouse status`). */
+  health?(): { ok: boolean; detail?: string };
   /** Connects and starts feeding `sink`; rejects with a clear message if the token is wrong. */
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;

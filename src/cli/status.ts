@@ -50,6 +50,7 @@ export async function runStatus(argv: string[]): Promise<number> {
 
   const configured = channelsToStart(config);
   out.push(row("Channels", `${configured.join(", ")} (configured)${snapshot ? `; running: ${snapshot.channels.join(", ") || "none"}` : ""}`));
+  for (const broken of snapshot?.unhealthy ?? []) out.push(row("", `${broken.channel}: NOT CONNECTED: ${broken.detail}`));
   out.push(row("Model", `${config.model.name} at ${modelBase(config)}${config.model.apiKey ? " (API key set)" : ""}`));
   out.push(...describeMcp(config, snapshot));
   out.push(...describeActivity(snapshot));

@@ -12,6 +12,8 @@ export interface StatusSnapshot {
   startedAt: string;
   updatedAt: string;
   channels: string[];
+  /** Channels whose connection broke while running, with what to do. */
+  unhealthy?: Array<{ channel: string; detail: string }>;
   model: string;
   runningTurns: number;
   pendingApprovals: number;
@@ -22,6 +24,7 @@ export interface StatusSnapshot {
 
 interface StatusSources {
   channels: string[];
+  health?: () => Array<{ channel: string; ok: boolean; detail?: string }>;
   model: string;
   gateway: { status(): { runningTurns: number; pendingApprovals: number } };
   mcp: { status(): Array<{ name: string; state: string; tools: string[]; lastError?: string }> };
@@ -72,6 +75,7 @@ export class RuntimeStatus {
     const s = this.sources.gateway.status();
     const snapshot: StatusSnapshot = {
       pid: process.pid, startedAt: this.startedAt, updatedAt: new Date().toISOString(), channels: this.sources.channels,
+      unhealthy: (this.sources.health?.() ?? []).filter((h) => !h.ok).map((h) => ({ channel: h.channel, detail: h.detail ?? "not connected" })),
       model: this.sources.model, runningTurns: s.runningTurns, pendingApprovals: s.pendingApprovals,
       sessionsSeen: this.sessions.size, mcp: this.sources.mcp.status(), lastError: this.lastError,
     };
