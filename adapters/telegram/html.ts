@@ -74,13 +74,3 @@ function balanced(line: string): boolean {
   }
   return open.length === 0;
 }
-
-/** The visible text of Telegram HTML we produced (tags dropped, entities decoded), for logs and fallbacks. */
-export function htmlToPlain(html: string): string {
-  return html
-    .replace(/<[^>]+>/g, "")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, "&");
-}
