@@ -120,7 +120,11 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
   const mentioned = kind === "dm" || mentionSpans.length > 0 || repliedToBot || isOurCommand;
   const chatId = String(msg.chat.id);
   const inBotThread = ctx.botPostedIn(chatId, threadId);
-  if (!mentioned && !inBotThread && ctx.mentionGate !== false) return { kind: "ignored", reason: "group message not addressed to the bot" };
+  // Topic messages go on unaddressed: the gateway knows (from stored history) whether the bot already
+  // talks in that topic, which this process may have forgotten across a restart.
+  if (!mentioned && !inBotThread && !isTopic && ctx.mentionGate !== false) {
+    return { kind: "ignored", reason: "group message not addressed to the bot" };
+  }
 
   const envelope = parseEnvelope({
     id: `${chatId}:${msg.message_id}`,
