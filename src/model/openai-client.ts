@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import { registerSecret, scrubSecrets } from "../observe/scrub.ts";
 import { badResponse, isToolsUnsupported, toModelError, type FailureContext } from "./model-errors.ts";
 import { fromCompletion, StreamAssembler, type AssembledReply } from "./stream-assembler.ts";
+import { withStrayTextCalls } from "./stray-text-calls.ts";
 import { hideToolCallBlocks, parseTextToolCalls, toolInstructions, toTextProtocolHistory } from "./text-protocol.ts";
 import type { ChatMessage, ModelClient, ModelReply, ModelRequest, ToolProtocol, ToolSpec } from "./types.ts";
 import { completionChunkSchema, completionSchema } from "./wire.ts";
@@ -64,7 +65,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const params = buildParams(options.model, request, mode);
     try {
       const assembled = streaming ? await streamed(params, request, mode, ctx) : await whole(params, request);
-      const reply = finish(assembled, mode);
+      const reply = finish(assembled, mode, request);
       // Without streaming, the whole answer text is the one and only delta.
       if (!streaming && reply.text && request.onTextDelta) request.onTextDelta(reply.text);
       log.debug({ mode, ms: Date.now() - started, toolCalls: reply.toolCalls.length, finishReason: reply.finishReason }, "model replied");
@@ -89,7 +90,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const stream = await sdk.chat.completions.create({ ...params, stream: true }, { signal });
     const assembler = new StreamAssembler();
     const onText = request.onTextDelta;
-    const shown = onText && mode === "text" ? hideToolCallBlocks(onText) : undefined;
+    const shown = onText && (mode === "text" || readsStrayCalls(request, mode)) ? hideToolCallBlocks(onText) : undefined;
     let timer: NodeJS.Timeout | undefined;
     const armIdleTimer = () => {
       clearTimeout(timer);
@@ -122,7 +123,13 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     return fromCompletion(parsed.data);
   }
 
-  function finish(assembled: AssembledReply, mode: Mode): ModelReply {
+  /** In `auto` mode a native reply may still carry text-protocol blocks, when tools were offered. */
+  function readsStrayCalls(request: ModelRequest, mode: Mode): boolean {
+    return mode === "native" && options.toolProtocol === "auto" && !!request.tools?.length;
+  }
+
+  function finish(assembled: AssembledReply, mode: Mode, request: ModelRequest): ModelReply {
+    if (readsStrayCalls(request, mode)) return withStrayTextCalls(assembled, nextTextCallId);
     if (mode === "native") return { text: assembled.content, toolCalls: assembled.toolCalls, finishReason: assembled.finishReason };
     const parsed = parseTextToolCalls(assembled.content, nextTextCallId);
     return { text: parsed.text, toolCalls: [...assembled.toolCalls, ...parsed.toolCalls], finishReason: assembled.finishReason };
