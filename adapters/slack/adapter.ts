@@ -18,6 +18,7 @@ import { SlackUserDirectory } from "./users.ts";
 import { BotThreads, createSlackPort } from "./outbound.ts";
 import { handleApprovalClick } from "./clicks.ts";
 import { handleSlashCommand } from "./slash-command.ts";
+import { ackUnusedPayloads } from "./unused-payloads.ts";
 
 /** What Slack can do, as the engine and delivery see it. */
 export const SLACK_CAPABILITIES: ChannelCapabilities = {
@@ -97,8 +98,10 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
       await ack();
       await handleApprovalClick(body, { channel, client, log, sink: () => sink });
     });
-    a.command(options.slashCommand ?? "/gatehouse", async ({ ack, command }) => {
-      await handleSlashCommand(command, ack, { channel, account: options.account, log, sink: () => sink, capabilities: SLACK_CAPABILITIES });
+    const commandName = options.slashCommand ?? "/gatehouse";
+    a.use(ackUnusedPayloads(commandName, log));
+    a.command(commandName, async ({ ack, body }) => {
+      await handleSlashCommand(body, ack, { channel, account: options.account, commandName, log, sink: () => sink, capabilities: SLACK_CAPABILITIES });
     });
     a.error(async (err) => {
       log.warn({ err: err.message }, "slack listener error");

@@ -17,7 +17,7 @@ export { SlackWorld } from "./state.ts";
 export type { AckTiming, EmulatedMessage, EmulatedEphemeral, RecordedCall, Fault } from "./state.ts";
 export { blocksText, buttonsOf } from "./blocks.ts";
 export { MAX_TEXT_CHARS } from "./web-api.ts";
-export { ACK_DEADLINE_MS } from "./socket-mode.ts";
+export { ACK_DEADLINE_MS, type EnvelopeKind } from "./socket-mode.ts";
 export { MANIFEST_BOT_SCOPES } from "./scopes.ts";
 
 export interface SlackEmulatorOptions extends WorkspaceOptions {
@@ -60,6 +60,16 @@ export interface SlackEmulator {
   click(channel: string, messageTs: string, user: string, value: string, options?: HttpDeliveryOptions & { actionId?: string }): Promise<Delivery>;
   /** A person runs a slash command. */
   slashCommand(channel: string, user: string, command: string, text: string, options?: HttpDeliveryOptions): Promise<Delivery>;
+  /**
+   * The payload `slashCommand` would send (with a working response_url), for a test to alter
+   * (drop fields, change types) and send with `deliverRaw`.
+   */
+  slashCommandBody(channel: string, user: string, command: string, text: string): Record<string, unknown>;
+  /**
+   * Delivers `payload` exactly as given, as a Socket Mode envelope of `kind` (or the matching
+   * signed HTTP request): for payloads Slack may send that the helpers above do not build.
+   */
+  deliverRaw(kind: EnvelopeKind, payload: Record<string, unknown>, options?: HttpDeliveryOptions): Promise<Delivery>;
   /** Messages in a conversation (optionally one thread, parent included), oldest first. */
   messagesIn(channel: string, threadTs?: string): EmulatedMessage[];
   /** Sends `disconnect` (refresh_requested) to connected bots. */
@@ -152,6 +162,10 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       const responseUrl = newResponseUrl({ channel, user });
       return deliver("slash_commands", slashCommandPayload(world, channel, user, command, text, responseUrl), opts);
     },
+    slashCommandBody(channel, user, command, text) {
+      return slashCommandPayload(world, channel, user, command, text, newResponseUrl({ channel, user }));
+    },
+    deliverRaw: (kind, payload, opts) => deliver(kind, payload, opts),
     messagesIn(channel, threadTs) {
       return world.messages.filter((m) => m.channel === channel && (threadTs === undefined || m.ts === threadTs || m.threadTs === threadTs));
     },
