@@ -20,17 +20,16 @@ import { McpActivation } from "./tools/mcp/activation.ts";
 import { HookRegistry, registerConfigHooks } from "./policy/hooks.ts";
 import { createModelClient } from "./model/openai-client.ts";
 import type { ModelClient } from "./model/types.ts";
+import { checkModelEndpoint } from "./model/endpoint-check.ts";
 import { Delivery } from "./delivery/delivery.ts";
 import { PendingApprovals, type CardPoster } from "./approval/pending-approvals.ts";
-import { createConsoleApprovals } from "./approval/console-approvals.ts";
-import { createNonInteractiveApprovals } from "./approval/non-interactive.ts";
-import type { ApprovalManager } from "./approval/types.ts";
+import { approvalManagerFor } from "./approval/choose-manager.ts";
 import { Gateway } from "./gateway/gateway.ts";
 import { pruneSpilledOutput } from "./engine/record.ts";
-import type { ReceiptSigner, ResolvedExecution, ToolActivation } from "./engine/types.ts";
-import { formatReceipt, loadOrCreateReceiptKey, signReceipt } from "./observe/receipts.ts";
+import type { ResolvedExecution, ToolActivation } from "./engine/types.ts";
+import { createReceiptSigner } from "./observe/receipt-signer.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
-import { openRotatingLog } from "./cli/log-files.ts";
+import { openRotatingLog } from "./observe/log-files.ts";
 import { createConsoleAdapter } from "../adapters/console/console-adapter.ts";
 import { createSlackAdapter } from "../adapters/slack/index.ts";
 import { createDiscordAdapter } from "../adapters/discord/index.ts";
@@ -48,6 +47,8 @@ export interface BotOptions {
   onShutdownRequest?: () => void;
   /** A model client to use instead of the configured endpoint. */
   model?: ModelClient;
+  /** Called when a started channel reports that its connection is gone for good. */
+  onChannelFailed?: (channel: string, detail: string) => void;
 }
 
 export interface Bot {
@@ -118,6 +119,15 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   registerConfigHooks(hooks, config.hooks);
   options.hooks?.(hooks);
 
+  if (!options.model) {
+    const check = await checkModelEndpoint(config.model.baseURL ?? "https://api.openai.com/v1", config.model.apiKey);
+    if (!check.ok && check.fatal) {
+      await mcp.close();
+      await store.close();
+      throw new ConfigError([check.message]);
+    }
+    if (!check.ok) log.warn({ detail: check.message }, "model endpoint check");
+  }
   const model =
     options.model ??
     createModelClient({
@@ -125,23 +135,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       toolProtocol: config.model.toolProtocol, timeoutMs: config.model.timeoutMs, maxRetries: config.model.maxRetries, log,
     });
 
-  let receipts: ReceiptSigner | undefined;
-  if (config.receipts.enabled) {
-    const key = loadOrCreateReceiptKey(config.dataDir, config.receipts.key);
-    receipts = {
-      show: config.receipts.show,
-      async sign(input) {
-        const at = Date.now();
-        const signed = signReceipt(key, { tool: input.tool, args: input.args, output: input.output, at });
-        const id = formatReceipt(signed);
-        await store.saveReceipt({
-          id, at, sessionKey: input.sessionKey, callId: input.callId, tool: input.tool,
-          argsCanonical: signed.argsCanonical, outputHash: signed.outputHash, mac: signed.mac,
-        });
-        return id;
-      },
-    };
-  }
+  const receipts = config.receipts.enabled ? createReceiptSigner(config, store) : undefined;
 
   const delivery = new Delivery(log, observer);
   const gateway = new Gateway({
@@ -159,7 +153,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,
       policy: { tools: config.tools, approval: config.approval, loop: config.loop },
-      approvals: approvalManagerFor(adapter, approvals, delivery, config, posters),
+      approvals: approvalManagerFor(adapter, approvals, delivery, config.approval.timeoutMs, posters),
       knobs: {
         maxIterations: config.engine.maxIterations, maxToolResultChars: config.engine.maxToolResultChars,
         spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,
@@ -183,6 +177,20 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     throw err;
   }
   void approvals.closeStaleCards(stale, (channel) => posters.get(channel));
+  const unfinished = await gateway.reportUnfinished();
+  if (unfinished) log.warn({ unfinished }, "messages left unanswered by the previous process were reported to their senders");
+  const watch = setInterval(() => {
+    for (const adapter of started) {
+      const health = adapter.health?.();
+      if (health && !health.ok) {
+        log.error({ channel: adapter.channel, detail: health.detail }, "channel connection lost");
+        clearInterval(watch);
+        options.onChannelFailed?.(adapter.channel, health.detail ?? "not connected");
+        return;
+      }
+    }
+  }, 2000);
+  watch.unref();
   status.started({
     channels: adapters.map((a) => a.channel),
     health: () => adapters.filter((a) => a.health).map((a) => ({ channel: a.channel, ...a.health!() })),
@@ -196,6 +204,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     config, gateway, store, delivery, approvals, observer, adapters, mcp, log,
     stop() {
       stopping ??= (async () => {
+        clearInterval(watch);
         log.info("shutting down");
         await gateway.close();
         for (const a of adapters) await a.stop().catch((err: Error) => log.warn({ err: err.message, channel: a.channel }, "channel stop failed"));
@@ -211,32 +220,6 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
 function accessFor(config: Config, channel: string) {
   if (channel === "slack" || channel === "discord" || channel === "telegram") return config[channel].access;
   return { users: ["*"], conversations: ["*"], dm: "open" as const, mentionGate: false, refusalCooldownMs: 600_000 };
-}
-
-/** Which approval manager a channel's turns get: from what the adapter can do, never its name. */
-function approvalManagerFor(
-  adapter: ChannelAdapter,
-  approvals: PendingApprovals,
-  delivery: Delivery,
-  config: Config,
-  posters: Map<string, CardPoster>,
-): ApprovalManager {
-  if (adapter.prompt) {
-    return createConsoleApprovals({
-      prompt: adapter.prompt.bind(adapter), timeoutMs: config.approval.timeoutMs, operator: { id: "console", name: "the console user" },
-    });
-  }
-  const { requestApproval, resolveApproval } = adapter.port;
-  if (adapter.capabilities.inlineApproval && requestApproval && resolveApproval) {
-    const poster: CardPoster = {
-      post: (target, card) => delivery.run(target, () => requestApproval.call(adapter.port, target, card)).then((m) => m.id),
-      resolve: (target, messageId, card, resolution) =>
-        delivery.run(target, () => resolveApproval.call(adapter.port, target, messageId, card, resolution)),
-    };
-    posters.set(adapter.channel, poster);
-    return approvals.managerFor(poster);
-  }
-  return createNonInteractiveApprovals();
 }
 
 /** Builds the adapters of the channels to start, from the config. */

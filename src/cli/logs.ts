@@ -6,7 +6,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { readArgs } from "./args.ts";
-import { LOG_FILE_NAME, logDir, logFilesOldestFirst } from "./log-files.ts";
+import { LOG_FILE_NAME, logDir, logFilesOldestFirst } from "../observe/log-files.ts";
 import { formatTimelineLine, matchesFilter, parseLogLine, parseSince, traceHeading, type LogEntry, type LogFilter } from "./log-timeline.ts";
 import { resolveDataDir } from "./data-dir.ts";
 

@@ -30,6 +30,8 @@ export interface TargetQueueOptions {
   maxRateLimitWaits?: number;
   /** `edit`: progress lines grow one message, edited in place, until the next answer (needs port.edit). */
   progressMode?: "lines" | "edit";
+  /** First wait after a failed send; it doubles each time, up to 30 s (default 300 ms). */
+  retryBaseMs?: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -46,7 +48,7 @@ export class TargetQueue {
   private traceId?: string;
 
   constructor(options: TargetQueueOptions) {
-    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", ...options };
+    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, ...options };
   }
 
   /** Queues a progress line; lines that pile up are posted together. */
@@ -120,7 +122,7 @@ export class TargetQueue {
           this.items.shift();
         }
         if (lines.length > 1) this.o.observer.emit({ event: "delivery.coalesced", traceId: this.traceId, lines: lines.length });
-        await this.postProgress(lines.join("\n")).catch((err: Error) =>
+        await this.postProgress(collapseRepeats(lines).join("\n")).catch((err: Error) =>
           this.o.log.warn({ err: err.message }, "progress line dropped after retries"),
         );
         continue;
@@ -199,10 +201,24 @@ export class TargetQueue {
         }
         if (err instanceof MessageRejectedError) throw err;
         failures++;
-        if (failures >= this.o.maxAttempts) throw err;
+        // An answer is worth waiting for: it keeps being retried (about two minutes) while the platform fails.
+        if (failures >= (important ? this.o.maxAttempts + 6 : this.o.maxAttempts)) throw err;
         this.o.log.warn({ traceId: this.traceId, err: (err as Error).message, attempt: failures }, "send failed; retrying");
-        await sleep(300 * 2 ** failures);
+        await sleep(Math.min(this.o.retryBaseMs * 2 ** failures, 30_000));
       }
     }
   }
+}
+
+/** Identical lines that piled up are posted once, with how many there were: "⏳ Queued … (×5)". */
+export function collapseRepeats(lines: string[]): string[] {
+  const out: string[] = [];
+  let count = 0;
+  lines.forEach((line, i) => {
+    count++;
+    if (lines[i + 1] === line) return;
+    out.push(count > 1 ? `${line} (×${count})` : line);
+    count = 0;
+  });
+  return out;
 }

@@ -46,6 +46,9 @@ export interface GatewayOptions {
   maxQueuedPerSession: number;
 }
 
+/** Store keys of messages accepted but not yet answered, so that a crash does not lose them silently. */
+const INFLIGHT = "inflight:";
+
 /** A short id for a message's whole story; shown in error replies, carried by every log line. */
 export const newTraceId = () => randomBytes(5).toString("hex");
 
@@ -110,7 +113,11 @@ export class Gateway {
     }
     const addressed = env.conversation.kind === "dm" || env.mentioned || env.repliedToBot || env.inBotThread;
     const knownThread =
-      !addressed && env.conversation.threadId !== undefined && (await this.o.store.loadHistory(sessionKey, 1)).length > 0;
+      !addressed &&
+      env.conversation.threadId !== undefined &&
+      (this.lanes.running(sessionKey) !== undefined ||
+        this.lanes.queued(sessionKey) > 0 ||
+        (await this.o.store.loadHistory(sessionKey, 1)).length > 0);
     const access = this.access.check(env, runtime.access, Date.now(), knownThread);
     if (access.verdict === "not-addressed") return ev("access.not_addressed");
     if (access.verdict === "refused") {
@@ -120,6 +127,10 @@ export class Gateway {
     }
     if (this.closing) return void (await this.say(env, "I'm restarting; please send that again in a minute."));
 
+    if (env.text.trim() === "") {
+      ev("envelope.empty");
+      return this.say(env, "I got an empty message. Write what you need, e.g. \"summarize this thread\".");
+    }
     const command = parseBotCommand(env.text);
     if (command) {
       ev("command", { command });
@@ -128,14 +139,42 @@ export class Gateway {
 
     const busy = this.lanes.running(sessionKey) !== undefined || this.lanes.queued(sessionKey) > 0;
     const acceptedAt = Date.now();
+    // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
+    const inflightKey = `${INFLIGHT}${traceId}`;
+    await this.o.store.setValue(inflightKey, JSON.stringify({ replyTo: env.replyTo, text: env.text.slice(0, 80), at: acceptedAt }));
     const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, sessionKey, runtime, log, acceptedAt));
+    // Notices go the way progress lines go, so that a burst of them is posted as one message.
     if (!queued.accepted) {
+      await this.o.store.deleteValue(inflightKey);
       ev("lane.full", { waiting: queued.waiting });
-      await this.say(env, `I'm still busy here with ${queued.waiting + 1} earlier requests, so I did not queue this one. Send it again when I'm done, or /stop the current task.`);
+      this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
       return;
     }
     ev("lane.queued", { ahead: queued.ahead });
-    if (busy) await this.say(env, `⏳ Queued: I'll start on this when the current task here is done (${queued.ahead} ahead).`, "notice");
+    if (busy) this.o.delivery.progress(env.replyTo, `⏳ Queued: I'll start on this when the current task here is done.`, traceId);
+  }
+
+  /**
+   * Tells the senders of messages that a previous process accepted but never answered (it crashed or was
+   * killed) that they were not finished. Called once at start, after the channels are up.
+   */
+  async reportUnfinished(): Promise<number> {
+    const unfinished = await this.o.store.listValues(INFLIGHT);
+    for (const { key, value } of unfinished) {
+      await this.o.store.deleteValue(key);
+      try {
+        const record = JSON.parse(value) as { replyTo: IngressEnvelope["replyTo"]; text: string };
+        if (!this.channels.has(record.replyTo.channel)) continue;
+        const ref = key.slice(INFLIGHT.length);
+        await this.o.delivery.send(
+          record.replyTo,
+          `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${ref}).`,
+        );
+      } catch (err) {
+        this.o.log.warn({ err: (err as Error).message, key }, "unfinished message could not be reported");
+      }
+    }
+    return unfinished.length;
   }
 
   /** Approval clicks: the control lane — never behind a turn. */
@@ -191,7 +230,8 @@ export class Gateway {
     if (this.closing) {
       // Queued behind a turn that shutdown cancelled: say so instead of starting work now.
       this.o.observer.emit({ event: "turn.skipped", traceId, sessionKey, reason: "shutting down" });
-      return this.reply(env, "I'm restarting and did not get to this message; please send it again in a minute.");
+      await this.reply(env, "I'm restarting and did not get to this message; please send it again in a minute.");
+      return this.o.store.deleteValue(`${INFLIGHT}${traceId}`);
     }
     const controller = new AbortController();
     const turnId = `t${randomBytes(4).toString("hex")}`;
@@ -209,31 +249,37 @@ export class Gateway {
       });
       await this.o.store.appendHistory(sessionKey, outcome.newMessages);
       stopTyping();
-      if (outcome.status === "failed") {
-        await this.reply(env, `⚠️ Sorry, I couldn't finish this: ${outcome.error} (ref ${traceId})`);
-      } else {
-        await this.reply(env, outcome.text);
-      }
-      this.o.observer.emit({ event: "reply.delivered", traceId, sessionKey, status: outcome.status });
+      const text =
+        outcome.status === "failed"
+          ? `⚠️ Sorry, I couldn't finish this: ${outcome.error} (ref ${traceId})`
+          : outcome.status === "cancelled" && this.closing
+            ? "🛑 I'm restarting, so I stopped this task before it finished. Please send it again in a minute."
+            : outcome.text;
+      const delivered = await this.reply(env, text);
+      this.o.observer.emit({ event: delivered ? "reply.delivered" : "reply.failed", traceId, sessionKey, status: outcome.status });
     } catch (err) {
       log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
       await this.reply(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);
     } finally {
       stopTyping();
       end();
+      await this.o.store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
     }
   }
 
-  private async reply(env: IngressEnvelope, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
+  /** Posts a reply; false (and an error line) when the platform would not take it. */
+  private async reply(env: IngressEnvelope, text: string): Promise<boolean> {
     try {
-      await this.o.delivery.send(env.replyTo, text, as, env.traceId);
+      await this.o.delivery.send(env.replyTo, text, "reply", env.traceId);
+      return true;
     } catch (err) {
       this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
+      return false;
     }
   }
 
-  private say(env: IngressEnvelope, text: string, as: "notice" | "reply" = "reply"): Promise<void> {
-    return this.reply(env, text, as);
+  private async say(env: IngressEnvelope, text: string): Promise<void> {
+    await this.reply(env, text);
   }
 
   /** Running turns and waiting messages, for status. */
@@ -242,7 +288,7 @@ export class Gateway {
   }
 
   /** Stops accepting, cancels running turns, waits for them and for delivery. */
-  async close(timeoutMs = 10_000): Promise<void> {
+  async close(timeoutMs = 4000): Promise<void> {
     this.closing = true;
     this.lanes.abortAll();
     await Promise.race([this.lanes.idle(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);

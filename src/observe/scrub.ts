@@ -11,7 +11,14 @@ export function registerSecret(value: string | undefined): void {
 }
 
 const TOKEN_SHAPES: RegExp[] = [
-  /\bxox[abposr]-[A-Za-z0-9-]{8,}/g, // Slack bot/user tokens
+  /\bxox[a-z]{1,2}-[A-Za-z0-9-]{8,}/g, // Slack bot, user, refresh and config tokens
+  /\bxoxe\.xox[a-z]-[A-Za-z0-9-]{8,}/g, // Slack rotating tokens
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g, // GitHub fine-grained tokens
+  /\bgl(?:pat|ptt|rt)-[A-Za-z0-9_-]{16,}/g, // GitLab tokens
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, // AWS access key ids
+  /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API keys
+  /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/g, // Stripe keys
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, // JWTs
   /\bxapp-[A-Za-z0-9-]{8,}/g, // Slack app-level tokens
   /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style keys
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens

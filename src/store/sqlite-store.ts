@@ -203,6 +203,14 @@ class SqliteStore implements Store {
     return row?.value;
   }
 
+  async listValues(prefix: string): Promise<Array<{ key: string; value: string }>> {
+    return this.#q.listValues.all({ prefix }) as Array<{ key: string; value: string }>;
+  }
+
+  async deleteValue(key: string): Promise<void> {
+    this.#q.deleteValue.run({ key });
+  }
+
   async setValue(key: string, value: string): Promise<void> {
     this.#q.setValue.run({ key, value });
   }

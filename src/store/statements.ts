@@ -70,6 +70,8 @@ const SQL = {
   getReceipt: `SELECT * FROM receipts WHERE id = $id`,
 
   getValue: `SELECT value FROM kv WHERE key = $key`,
+  listValues: `SELECT key, value FROM kv WHERE substr(key, 1, length($prefix)) = $prefix ORDER BY key`,
+  deleteValue: `DELETE FROM kv WHERE key = $key`,
   setValue: `
     INSERT INTO kv (key, value) VALUES ($key, $value)
     ON CONFLICT (key) DO UPDATE SET value = excluded.value`,

@@ -108,6 +108,9 @@ export interface Store {
   /** Small named values (Telegram update offset, …). */
   getValue(key: string): Promise<string | undefined>;
   setValue(key: string, value: string): Promise<void>;
+  /** Every value whose key starts with `prefix`, by key. */
+  listValues(prefix: string): Promise<Array<{ key: string; value: string }>>;
+  deleteValue(key: string): Promise<void>;
 
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,6 +8,7 @@ import { createConsoleAdapter } from "../../adapters/console/console-adapter.ts"
 import { loadConfig } from "../../src/config/load.ts";
 import { startBot, type Bot } from "../../src/main.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
+import { waitUntil } from "../support/wait.ts";
 
 interface Terminal {
   bot: Bot;
@@ -48,14 +49,14 @@ describe("the console channel", () => {
     );
     const t = await openTerminal();
     t.type("what time is it?");
-    await vi.waitFor(() => expect(t.screen()).toContain("gatehouse › It is time."));
+    await waitUntil(() => expect(t.screen()).toContain("gatehouse › It is time."));
     expect(t.screen()).toMatch(/⏳ current_time[\s\S]*✅ current_time \(\d+\.\ds\)[\s\S]*It is time\./);
     t.type("write hello to out.txt");
-    await vi.waitFor(() => expect(t.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    await waitUntil(() => expect(t.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
     expect(t.screen()).toContain("🔐 Approval needed: shell");
     expect(t.screen()).toContain('{"command":"echo hello > out.txt"}');
     t.type("y");
-    await vi.waitFor(() => expect(t.screen()).toContain("gatehouse › I wrote out.txt."));
+    await waitUntil(() => expect(t.screen()).toContain("gatehouse › I wrote out.txt."));
     expect(readFileSync(path.join(dir, "data", "workspace", "out.txt"), "utf8")).toBe("hello\n");
   });
 
@@ -65,9 +66,9 @@ describe("the console channel", () => {
     emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"touch nope"}' }] }, { text: "OK, I did not." });
     const t = await openTerminal();
     t.type("touch nope");
-    await vi.waitFor(() => expect(t.screen()).toContain("Run it?"));
+    await waitUntil(() => expect(t.screen()).toContain("Run it?"));
     t.type("n");
-    await vi.waitFor(() => expect(t.screen()).toContain("OK, I did not."));
+    await waitUntil(() => expect(t.screen()).toContain("OK, I did not."));
     const toolResult = (emu.requests[1]!.body.messages as Array<{ role: string; content: string }>).find((m) => m.role === "tool");
     expect(toolResult!.content).toMatch(/denied by the console user/);
   });
@@ -78,11 +79,11 @@ describe("the console channel", () => {
     emu.script({ text: "Nice to meet you, Ada." }, { text: "You are Ada." });
     const first = await openTerminal();
     first.type("my name is Ada");
-    await vi.waitFor(() => expect(first.screen()).toContain("Nice to meet you, Ada."));
+    await waitUntil(() => expect(first.screen()).toContain("Nice to meet you, Ada."));
     await first.bot.stop();
     const second = await openTerminal();
     second.type("what is my name?");
-    await vi.waitFor(() => expect(second.screen()).toContain("You are Ada."));
+    await waitUntil(() => expect(second.screen()).toContain("You are Ada."));
     const contents = (emu.requests[1]!.body.messages as Array<{ content: string }>).map((m) => m.content);
     expect(contents).toEqual(expect.arrayContaining(["my name is Ada", "Nice to meet you, Ada.", "what is my name?"]));
   });
@@ -99,9 +100,9 @@ describe("the console channel", () => {
     const bot = await startBot(config, { adapters: [createConsoleAdapter({ input, output, interactive: true })], log: silentLogger() });
     bots.push(bot);
     input.write("think for a long time\n");
-    await vi.waitFor(() => expect(emu.requests.length).toBe(1));
+    await waitUntil(() => expect(emu.requests.length).toBe(1));
     input.write("/stop\n");
-    await vi.waitFor(() => expect(screen).toContain("Stopping the current task"));
-    await vi.waitFor(() => expect(screen).toContain("gatehouse › Stopped."));
+    await waitUntil(() => expect(screen).toContain("Stopping the current task"));
+    await waitUntil(() => expect(screen).toContain("gatehouse › Stopped."));
   });
 });

@@ -1,8 +1,9 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TargetQueue } from "../../src/delivery/target-queue.ts";
 import { createObserver } from "../../src/observe/observer.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
 import type { OutboundPort } from "../../src/ports.ts";
+import { waitUntil } from "../support/wait.ts";
 
 function recordingPort() {
   const messages: Array<{ id: string; text: string; edits: number }> = [];
@@ -34,7 +35,7 @@ describe("progress edited in place", () => {
     await q.drained();
     await q.text("Here are the files.");
     q.progress("⏳ read_file: a.txt");
-    await vi.waitFor(() => expect(messages).toHaveLength(3));
+    await waitUntil(() => expect(messages).toHaveLength(3));
     expect(messages[0]).toMatchObject({ text: "⏳ shell: ls\n✅ shell (0.1s)", edits: 1 });
     expect(messages[1]!.text).toBe("Here are the files.");
     expect(messages[2]!.text).toBe("⏳ read_file: a.txt");
@@ -61,5 +62,34 @@ describe("pacing per target", () => {
     }
     expect(sentAt.group![1]! - sentAt.group![0]!).toBeGreaterThanOrEqual(190);
     expect(sentAt.private![1]! - sentAt.private![0]!).toBeLessThan(150);
+  });
+});
+
+describe("an answer the platform keeps failing", () => {
+  it("is retried past the usual attempts and delivered once the platform recovers", async () => {
+    const log = silentLogger();
+    let failures = 0;
+    const delivered: string[] = [];
+    const flaky: OutboundPort = {
+      async send(_t, m) {
+        if (m.kind === "reply" && failures < 6) {
+          failures++;
+          throw new Error("HTTP 502 from the platform");
+        }
+        delivered.push(m.text);
+        return { id: String(delivered.length) };
+      },
+    };
+    const q = new TargetQueue({
+      port: flaky, target: { channel: "t", conversationId: "c" }, maxMessageChars: 4096, minIntervalMs: 0, log, observer: createObserver(log), retryBaseMs: 2,
+    });
+    await q.text("the final answer");
+    expect(failures).toBe(6);
+    expect(delivered).toEqual(["the final answer"]);
+  });
+
+  it("posts a pile of identical notices once, saying how many", async () => {
+    const { collapseRepeats } = await import("../../src/delivery/target-queue.ts");
+    expect(collapseRepeats(["⏳ Queued", "⏳ Queued", "⏳ Queued", "✅ done", "⏳ Queued"])).toEqual(["⏳ Queued (×3)", "✅ done", "⏳ Queued"]);
   });
 });

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { startDiscordEmulator, type DiscordEmulator, type EmuMessage } from "../emulators/discord/index.ts";
 import { startBotProcess, type BotProcess } from "./process.ts";
+import { waitUntil } from "../support/wait.ts";
 
 let model: OpenAIEmulator;
 let discord: DiscordEmulator;
@@ -27,12 +28,12 @@ describe("npm start with DISCORD_TOKEN", () => {
       { text: "Done: todo.txt is written." },
     );
     bot = startBotProcess({ DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl, OPENAI_BASE_URL: model.baseURL });
-    await vi.waitFor(() => expect(bot.output()).toContain("channel started"), { timeout: 15_000 });
+    await waitUntil(() => expect(bot.output()).toContain("channel started"), { timeout: 15_000 });
 
     const user = "200000000000000001";
     const posted = await discord.userPosts({ channelId: discord.textChannelId, userId: user, content: `<@${discord.bot.id}> write my todo` });
     const inThread = () => discord.messages(posted.id).filter((m) => m.author.id === discord.bot.id);
-    await vi.waitFor(() => expect(inThread().some((m) => buttons(m).length === 3)).toBe(true), { timeout: 10_000 });
+    await waitUntil(() => expect(inThread().some((m) => buttons(m).length === 3)).toBe(true), { timeout: 10_000 });
     const card = inThread().find((m) => buttons(m).length === 3)!;
     const approve = buttons(card).find((b) => /approve/i.test(b.label ?? ""))!;
 
@@ -42,7 +43,7 @@ describe("npm start with DISCORD_TOKEN", () => {
 
     const click = await discord.click({ channelId: posted.id, messageId: card.id, customId: approve.custom_id!, userId: user });
     await discord.interactionSettled(click);
-    await vi.waitFor(() => expect(inThread().map((m) => m.content).join("\n")).toContain("Done: todo.txt is written."), { timeout: 10_000 });
+    await waitUntil(() => expect(inThread().map((m) => m.content).join("\n")).toContain("Done: todo.txt is written."), { timeout: 10_000 });
     expect(inThread().map((m) => m.content).join("\n")).toMatch(/✅ write_file/);
     expect(buttons(discord.messages(posted.id).find((m) => m.id === card.id)!)).toHaveLength(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "todo.txt"), "utf8")).toBe("buy milk");

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { buttonsOf, startSlackEmulator, type SlackEmulator } from "../emulators/slack/index.ts";
 import { startBotProcess, type BotProcess } from "./process.ts";
+import { waitUntil } from "../support/wait.ts";
 
 let model: OpenAIEmulator;
 let slack: SlackEmulator;
@@ -32,17 +33,17 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
 
     const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: `<@${slack.botUserId}> write the plan` });
     const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
-    await vi.waitFor(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 3)).toBe(true), { timeout: 10_000 });
+    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 3)).toBe(true), { timeout: 10_000 });
     const card = thread().find((m) => buttonsOf(m.blocks).length === 3)!;
     expect(card.threadTs).toBe(message.ts);
     const approve = buttonsOf(card.blocks).find((b) => /approve/i.test(b.label))!;
 
     await slack.click(CHANNEL, card.ts, "U0BOB", approve.value);
-    await vi.waitFor(() => expect(slack.world.ephemerals.some((e) => e.user === "U0BOB" && /may not approve/i.test(e.text))).toBe(true));
+    await waitUntil(() => expect(slack.world.ephemerals.some((e) => e.user === "U0BOB" && /may not approve/i.test(e.text))).toBe(true));
     expect(() => readFileSync(path.join(bot.dataDir, "data", "workspace", "plan.md"))).toThrow();
 
     await slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);
-    await vi.waitFor(() => expect(thread().map((m) => m.text).join("\n")).toContain("Wrote *plan.md*."), { timeout: 10_000 });
+    await waitUntil(() => expect(thread().map((m) => m.text).join("\n")).toContain("Wrote *plan.md*."), { timeout: 10_000 });
     expect(thread().map((m) => m.text).join("\n")).toMatch(/✅ write_file/);
     expect(buttonsOf(slack.world.findMessage(CHANNEL, card.ts)!.blocks)).toHaveLength(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "plan.md"), "utf8")).toBe("ship it");

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../emulators/telegram/index.ts";
 import { startBotProcess, type BotProcess } from "./process.ts";
+import { waitUntil } from "../support/wait.ts";
 
 let model: OpenAIEmulator;
 let telegram: TelegramEmulator;
@@ -24,18 +25,18 @@ describe("npm start with TELEGRAM_BOT_TOKEN", () => {
       { text: "Saved **note.txt** for you & the team <3" },
     );
     bot = startBotProcess({ TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL });
-    await vi.waitFor(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
 
     const sent = telegram.userMessage({ text: "please save a note", from: { id: 4242, first_name: "Ada" } });
     await sent.delivered;
-    await vi.waitFor(() => expect(telegram.botMessages(4242).some((m) => m.reply_markup)).toBe(true), { timeout: 10_000 });
+    await waitUntil(() => expect(telegram.botMessages(4242).some((m) => m.reply_markup)).toBe(true), { timeout: 10_000 });
     const card = telegram.botMessages(4242).find((m) => m.reply_markup)!;
     expect(card.text).toMatch(/write_file/);
     const approve = card.reply_markup!.inline_keyboard.flat().find((b) => /approve/i.test(b.text))!;
 
     const click = telegram.clickButton({ chatId: 4242, messageId: card.message_id, data: approve.callback_data!, from: { id: 4242 } });
     await click.answered;
-    await vi.waitFor(() => expect(telegram.botMessages(4242).map((m) => m.text).join("\n")).toContain("Saved note.txt for you & the team <3"), { timeout: 10_000 });
+    await waitUntil(() => expect(telegram.botMessages(4242).map((m) => m.text).join("\n")).toContain("Saved note.txt for you & the team <3"), { timeout: 10_000 });
     const texts = telegram.botMessages(4242).map((m) => m.text);
     expect(texts.join("\n")).toMatch(/✅ write_file/);
     expect(telegram.botMessages(4242).find((m) => m.message_id === card.message_id)!.reply_markup?.inline_keyboard?.length ?? 0).toBe(0);

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { MemoryChannel, MEMORY_ROOM } from "../support/memory-channel.ts";
 import { startTestBot } from "../support/bot.ts";
 import { REFUSAL_TEXT } from "../../src/gateway/access.ts";
 import { quietFor } from "../support/bot.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
+import { waitUntil } from "../support/wait.ts";
 
 describe("gateway access", () => {
   let mb: MemoryBot | undefined;
@@ -61,10 +62,10 @@ describe("threads the bot already took part in", () => {
       fx.model.script({ text: "first answer" }, { text: "follow-up answer" }, { text: "never" });
       const first = await channel.say("hello bot", { mentioned: true });
       const thread = first.conversation.threadId!;
-      await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("first answer"));
+      await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("first answer"));
       await fx.restart();
       await channel.say("and one more thing", { mentioned: false, threadId: thread });
-      await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("follow-up answer"));
+      await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("follow-up answer"));
       await channel.say("chatter elsewhere", { mentioned: false });
       await new Promise((r) => setTimeout(r, 150));
       expect(fx.model.requests).toHaveLength(2);

@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { callTools, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
+import { waitUntil } from "../support/wait.ts";
 
 describe("approval cards across a restart", () => {
   let mb: MemoryBot | undefined;
@@ -17,11 +18,11 @@ describe("approval cards across a restart", () => {
       { when: "write the report", first: callTools({ name: "write_file", args: { path: "report.txt", content: "q3" } }), then: { text: "written" } },
     ]);
     await mb.channel.say("write the report");
-    await vi.waitFor(() => expect(mb!.channel.openCards()).toHaveLength(1));
+    await waitUntil(() => expect(mb!.channel.openCards()).toHaveLength(1));
     const card = mb.channel.openCards()[0]!.card!;
 
     await mb.tb.restart();
-    await vi.waitFor(() => expect(mb!.channel.openCards()).toHaveLength(0));
+    await waitUntil(() => expect(mb!.channel.openCards()).toHaveLength(0));
     const closed = mb.channel.messages.find((m) => m.card?.approvalId === card.approvalId)!;
     expect(closed.resolution?.text).toMatch(/Cancelled: the request was stopped; write_file was not run/);
 

@@ -22,7 +22,7 @@ describe("shutdown", () => {
     await mb.tb.bot.stop();
     expect(Date.now() - started).toBeLessThan(3000);
     expect(hold.starts).toBe(1);
-    expect(mb.texts(first).join("\n")).toContain("Stopped.");
+    expect(mb.texts(first).join("\n")).toMatch(/I'm restarting, so I stopped this task/);
     expect(mb.texts(second).join("\n")).toMatch(/restarting and did not get to this message/);
   });
 });

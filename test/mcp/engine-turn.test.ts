@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { MemoryChannel, MEMORY_ROOM } from "../support/memory-channel.ts";
 import { startTestBot, type TestBot } from "../support/bot.ts";
 import { FIXTURE_SERVER } from "./helpers.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { McpConfigSchema } from "../../src/tools/mcp/schema.ts";
+import { waitUntil } from "../support/wait.ts";
 
 let fixture: TestBot | undefined;
 afterEach(async () => {
@@ -37,7 +38,7 @@ describe("MCP tools in a full turn", () => {
     const { channel, fx } = await mcpBot({ servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnlyTools: ["echo"] } } });
     fx.model.script({ toolCalls: [{ name: "fx__echo", arguments: '{"text":"hello from mcp"}' }] }, { text: "echoed" });
     const env = await channel.say("echo something");
-    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("echoed"));
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("echoed"));
     expect(toolNames(fx, 0)).toEqual(expect.arrayContaining(["fx__echo", "fx__add"]));
     expect(lastTool(fx, 1)).toBe("hello from mcp");
     expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text).join("\n")).toMatch(/✅ fx__echo/);
@@ -47,10 +48,10 @@ describe("MCP tools in a full turn", () => {
     const { channel, fx } = await mcpBot({});
     fx.model.script({ toolCalls: [{ name: "fx__add", arguments: '{"a":2,"b":3}' }] }, { text: "the sum is in" });
     const env = await channel.say("add 2 and 3", { userId: "u-alice" });
-    await vi.waitFor(() => expect(channel.openCards()).toHaveLength(1));
+    await waitUntil(() => expect(channel.openCards()).toHaveLength(1));
     expect(channel.openCards()[0]!.card!.tool).toBe("fx__add");
     await channel.click(channel.openCards()[0]!.card!.approvalId, "approve", "u-alice");
-    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("the sum is in"));
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("the sum is in"));
     expect(lastTool(fx, 1)).toMatch(/the sum is 5/);
   });
 
@@ -62,7 +63,7 @@ describe("MCP tools in a full turn", () => {
       { text: "two" },
     );
     const env = await channel.say("what is 1+1, use a tool");
-    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("two"));
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("two"));
     expect(toolNames(fx, 0)).toContain("tool_search");
     expect(toolNames(fx, 0)).not.toContain("fx__add");
     expect(messages(fx, 0)[0]!.content).toMatch(/More tools are available on request: .*fx__add/);
@@ -81,7 +82,7 @@ describe("MCP tools in a full turn", () => {
       { text: "done" },
     );
     const env = await channel.say("add");
-    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("done"));
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("done"));
     expect(messages(fx, 0)[0]!.content).not.toMatch(/fx__add/);
     expect(lastTool(fx, 1)).not.toMatch(/Activated.*fx__add|fx__add:/);
     expect(toolNames(fx, 1)).not.toContain("fx__add");
@@ -98,12 +99,12 @@ describe("MCP tools in a full turn", () => {
     });
     fx.model.script({ toolCalls: [{ name: "fx__add", arguments: '{"a":1,"b":2}' }] }, { text: "first" }, { text: "second" });
     const first = await channel.say("please add these");
-    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, first.conversation.threadId).map((m) => m.text)).toContain("first"));
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, first.conversation.threadId).map((m) => m.text)).toContain("first"));
     expect(toolNames(fx, 0)).toContain("fx__echo");
     expect(toolNames(fx, 0)).not.toContain("fx__add");
     expect(lastTool(fx, 1)).toMatch(/fx__add was not run: refused by policy \(mcp\.filterGroups/);
     const second = await channel.say("some math please");
-    await vi.waitFor(() => expect(channel.messagesIn(MEMORY_ROOM, second.conversation.threadId).map((m) => m.text)).toContain("second"));
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, second.conversation.threadId).map((m) => m.text)).toContain("second"));
     expect(toolNames(fx, 2)).toEqual(expect.arrayContaining(["fx__echo", "fx__add"]));
   });
 });

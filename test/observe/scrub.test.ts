@@ -12,6 +12,9 @@ describe("scrubbing secrets from text", () => {
       ["Authorization: Bearer abc.def.ghi", "Authorization: [redacted]"],
       ["postgres://admin:s3cret@db.internal:5432/app", "postgres://[redacted]@db.internal:5432/app"],
       ["export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123", "export GITHUB_TOKEN=[redacted]"],
+      ["pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz here", "pat [redacted] here"],
+      ["aws AKIAIOSFODNN7EXAMPLE key", "aws [redacted] key"],
+      ["refresh xoxe-1-My0xLTEyMzQ1Njc4OTAxMi1hYmNkZWY", "refresh [redacted]"],
     ];
     for (const [input, expected] of cases) expect(scrubSecrets(input)).toBe(expected);
   });

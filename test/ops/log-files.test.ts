@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { logFilesOldestFirst, openRotatingLog } from "../../src/cli/log-files.ts";
+import { logFilesOldestFirst, openRotatingLog } from "../../src/observe/log-files.ts";
 
 let dataDir: string;
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));

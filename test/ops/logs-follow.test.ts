@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openRotatingLog } from "../../src/cli/log-files.ts";
+import { openRotatingLog } from "../../src/observe/log-files.ts";
 import { REPO, runCli } from "./cli-run.ts";
 
 let dataDir: string;

@@ -96,7 +96,7 @@ describe("gatehouse logs --trace", () => {
 
   it("says so, and exits 1, when no line carries the trace id", async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "gh-trace-"));
-    const { openRotatingLog } = await import("../../src/cli/log-files.ts");
+    const { openRotatingLog } = await import("../../src/observe/log-files.ts");
     openRotatingLog(dataDir).write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), traceId: "aaaa", event: "turn.start", msg: "turn.start" })}\n`);
     const result = await runCli(["logs", "--trace", "bbbb"], { GATEHOUSE_DATA_DIR: dataDir });
     expect(result.code).toBe(1);

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createSlackHarness, ALICE, GENERAL, type SlackHarness } from "./harness.ts";
 import { startTestBot, type TestBot } from "../support/bot.ts";
 import { callTools, heldTool, routeModel } from "../support/scenario.ts";
+import { waitUntil } from "../support/wait.ts";
 
 let harness: SlackHarness | undefined;
 let fixture: TestBot | undefined;
@@ -28,11 +29,11 @@ describe("the /gatehouse slash command", () => {
     await hold.started();
 
     await harness.emulator.slashCommand(GENERAL, ALICE, "/gatehouse", "status");
-    await vi.waitFor(() => expect(harness!.emulator.messagesIn(GENERAL).map((m) => m.text).join("\n")).toMatch(/Working on 1 task here/), { timeout: 5000 });
+    await waitUntil(() => expect(harness!.emulator.messagesIn(GENERAL).map((m) => m.text).join("\n")).toMatch(/Working on 1 task here/), { timeout: 5000 });
 
     await harness.emulator.slashCommand(GENERAL, ALICE, "/gatehouse", "stop");
-    await vi.waitFor(() => expect(harness!.emulator.messagesIn(GENERAL).map((m) => m.text).join("\n")).toMatch(/Stopping 1 task you started here/), { timeout: 5000 });
-    await vi.waitFor(() =>
+    await waitUntil(() => expect(harness!.emulator.messagesIn(GENERAL).map((m) => m.text).join("\n")).toMatch(/Stopping 1 task you started here/), { timeout: 5000 });
+    await waitUntil(() =>
       expect(harness!.emulator.messagesIn(GENERAL, posted.threadId).map((m) => m.text)).toContain("Stopped."),
       { timeout: 5000 },
     );

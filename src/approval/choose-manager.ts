@@ -1,0 +1,37 @@
+/**
+ * Which approval manager a channel's turns get: from what the adapter can do (a prompt, or cards
+ * with buttons), never from its name. Cards go through the channel's delivery queue so they keep
+ * their place in the thread.
+ */
+import type { ChannelAdapter } from "../ports.ts";
+import type { Delivery } from "../delivery/delivery.ts";
+import { createConsoleApprovals } from "./console-approvals.ts";
+import { createNonInteractiveApprovals } from "./non-interactive.ts";
+import type { CardPoster, PendingApprovals } from "./pending-approvals.ts";
+import type { ApprovalManager } from "./types.ts";
+
+/** Which approval manager a channel's turns get: from what the adapter can do, never its name. */
+export function approvalManagerFor(
+  adapter: ChannelAdapter,
+  approvals: PendingApprovals,
+  delivery: Delivery,
+  timeoutMs: number,
+  posters: Map<string, CardPoster>,
+): ApprovalManager {
+  if (adapter.prompt) {
+    return createConsoleApprovals({
+      prompt: adapter.prompt.bind(adapter), timeoutMs, operator: { id: "console", name: "the console user" },
+    });
+  }
+  const { requestApproval, resolveApproval } = adapter.port;
+  if (adapter.capabilities.inlineApproval && requestApproval && resolveApproval) {
+    const poster: CardPoster = {
+      post: (target, card) => delivery.run(target, () => requestApproval.call(adapter.port, target, card)).then((m) => m.id),
+      resolve: (target, messageId, card, resolution) =>
+        delivery.run(target, () => resolveApproval.call(adapter.port, target, messageId, card, resolution)),
+    };
+    posters.set(adapter.channel, poster);
+    return approvals.managerFor(poster);
+  }
+  return createNonInteractiveApprovals();
+}
