@@ -49,4 +49,20 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "plan.md"), "utf8")).toBe("ship it");
     expect(await bot.stop()).toBe(0);
   });
+
+  it("survives a malformed Socket Mode envelope and keeps answering", async () => {
+    model = await startOpenAIEmulator();
+    slack = await startSlackEmulator();
+    slack.world.channels.add(CHANNEL);
+    model.script({ text: "still here" });
+    bot = startBotProcess({ SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken, SLACK_API_URL: slack.apiUrl, OPENAI_BASE_URL: model.baseURL });
+    await slack.waitForSocket(15_000);
+    await slack.deliverRaw("events_api", {}).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(bot.child.exitCode).toBeNull();
+    await slack.waitForSocket(15_000);
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: `<@${slack.botUserId}> are you alive?` });
+    await waitUntil(() => expect(slack.messagesIn(CHANNEL, message.ts).map((m) => m.text)).toContain("still here"));
+    expect(bot.output()).toMatch(/uncaught error; the bot keeps running|malformed|dropped/);
+  });
 });
