@@ -81,4 +81,20 @@ describe("a crash while an approval waits", () => {
     expect(Date.now() - started).toBeLessThan(9500);
     expect(code).toBe(0);
   });
+
+  it("stops with exit code 1 and says why when another process keeps polling the same bot", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    const bot = startBotProcess({ TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL });
+    bots.push(bot);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    const exited = new Promise<number | null>((resolve) => bot.child.once("exit", (code) => resolve(code)));
+    // A second poller: each of its polls ends the bot's running poll with 409, as Telegram does.
+    for (let i = 0; i < 8 && bot.child.exitCode === null; i++) {
+      await fetch(`${telegram.apiRoot}/bot${telegram.token}/getUpdates?timeout=1`).then((r) => r.text()).catch(() => "");
+    }
+    expect(await exited).toBe(1);
+    expect(bot.output()).toMatch(/the telegram channel stopped: .*(409|another|poll)/i);
+    expect(bot.output()).not.toContain(telegram.token);
+  });
 });
