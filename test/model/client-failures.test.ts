@@ -1,25 +1,16 @@
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
-import { createModelClient, type ModelClientOptions } from "../../src/model/openai-client.ts";
+import { describe, expect, it } from "vitest";
+import { TOOLS, useModelEmulator } from "./client-fixture.ts";
+import { startOpenAIEmulator } from "../emulators/openai/index.ts";
 import { ModelError, type ChatMessage } from "../../src/model/types.ts";
 import { createLogger, silentLogger } from "../../src/observe/logger.ts";
 
 const ASK: ChatMessage[] = [{ role: "user", content: "hello" }];
 const KEY = "sk-live-0123456789abcdefghij";
 
-let emulator: OpenAIEmulator;
-beforeEach(async () => {
-  emulator = await startOpenAIEmulator();
-});
-afterEach(async () => {
-  await emulator.close();
-});
-
-function client(overrides: Partial<ModelClientOptions> = {}) {
-  return createModelClient({ baseURL: emulator.baseURL, model: "test-model", toolProtocol: "native", timeoutMs: 2_000, maxRetries: 0, log: silentLogger(), ...overrides });
-}
+const fixture = useModelEmulator({ toolProtocol: "native" });
+const client = fixture.client;
 
 async function failure(promise: Promise<unknown>): Promise<ModelError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
@@ -29,31 +20,31 @@ async function failure(promise: Promise<unknown>): Promise<ModelError> {
 
 describe("model client failures", () => {
   it("waits out a 429 with retry-after and then succeeds", async () => {
-    emulator.script({ status: 429, retryAfter: 1 }, { text: "made it" });
+    fixture.emulator.script({ status: 429, retryAfter: 1 }, { text: "made it" });
     const started = Date.now();
     const reply = await client({ maxRetries: 2 }).complete({ messages: ASK });
     expect(reply.text).toBe("made it");
-    expect(emulator.requests).toHaveLength(2);
+    expect(fixture.emulator.requests).toHaveLength(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
   it("retries a 500 and, when it keeps failing, says the endpoint failed", async () => {
-    emulator.script({ status: 500 }, { status: 500 });
+    fixture.emulator.script({ status: 500 }, { status: 500 });
     const error = await failure(client({ maxRetries: 1 }).complete({ messages: ASK }));
-    expect(emulator.requests).toHaveLength(2);
+    expect(fixture.emulator.requests).toHaveLength(2);
     expect(error.kind).toBe("server");
     expect(error.message).toMatch(/^the model endpoint failed with 500 \(1 retry\)/);
   });
 
   it("reports a rate limit that outlasts the retries", async () => {
-    emulator.script({ status: 429 });
+    fixture.emulator.script({ status: 429 });
     const error = await failure(client().complete({ messages: ASK }));
     expect(error.kind).toBe("rate_limited");
   });
 
   for (const stream of [true, false]) {
     it(`gives up on an endpoint that never answers (${stream ? "streamed" : "whole"})`, async () => {
-      emulator.script({ hang: true });
+      fixture.emulator.script({ hang: true });
       const started = Date.now();
       const error = await failure(client({ timeoutMs: 300, stream }).complete({ messages: ASK }));
       expect(error.kind).toBe("timeout");
@@ -63,7 +54,7 @@ describe("model client failures", () => {
   }
 
   it("gives up on a stream that goes silent halfway, keeping what was shown", async () => {
-    emulator.script({ hang: true, afterText: "Half an answ" });
+    fixture.emulator.script({ hang: true, afterText: "Half an answ" });
     const deltas: string[] = [];
     const error = await failure(client({ timeoutMs: 300 }).complete({ messages: ASK, onTextDelta: (t) => deltas.push(t) }));
     expect(error.kind).toBe("timeout");
@@ -71,7 +62,7 @@ describe("model client failures", () => {
   });
 
   it("stops when the turn is cancelled", async () => {
-    emulator.script({ hang: true });
+    fixture.emulator.script({ hang: true });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const error = await failure(client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal }));
@@ -79,7 +70,7 @@ describe("model client failures", () => {
   });
 
   it("stops a stream that is already flowing when the turn is cancelled", async () => {
-    emulator.script({ hang: true, afterText: "thinking about it" });
+    fixture.emulator.script({ hang: true, afterText: "thinking about it" });
     const controller = new AbortController();
     const error = await failure(
       client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal, onTextDelta: () => controller.abort() }),
@@ -97,11 +88,11 @@ describe("model client failures", () => {
   });
 
   it("asks to check OPENAI_API_KEY on a 401, without ever showing the key", async () => {
-    await emulator.close();
-    emulator = await startOpenAIEmulator({ apiKey: "the-right-key" });
+    const guarded = await startOpenAIEmulator({ apiKey: "the-right-key" });
     const lines: string[] = [];
     const log = createLogger({ level: "debug", destinations: [sink(lines)] });
-    const error = await failure(client({ apiKey: KEY, log }).complete({ messages: ASK }));
+    const error = await failure(client({ baseURL: guarded.baseURL, apiKey: KEY, log }).complete({ messages: ASK }));
+    await guarded.close();
     expect(error.kind).toBe("auth");
     expect(error.message).toContain("check OPENAI_API_KEY");
     expect(error.message).not.toContain(KEY);
@@ -111,7 +102,7 @@ describe("model client failures", () => {
 
   for (const stream of [true, false]) {
     it(`rejects a 200 that is not a completion (${stream ? "streamed" : "whole"})`, async () => {
-      emulator.script({ garbage: true });
+      fixture.emulator.script({ garbage: true });
       const error = await failure(client({ stream }).complete({ messages: ASK }));
       expect(error.kind).toBe("bad_response");
       expect(error.message).toContain("not a chat completion");
@@ -119,24 +110,24 @@ describe("model client failures", () => {
   }
 
   it("rejects JSON that is not shaped like a completion", async () => {
-    emulator.script({ garbage: true, contentType: "application/json", body: '{"result":"ok"}' });
+    fixture.emulator.script({ garbage: true, contentType: "application/json", body: '{"result":"ok"}' });
     const error = await failure(client({ stream: false }).complete({ messages: ASK }));
     expect(error.kind).toBe("bad_response");
   });
 
   it("does not switch protocols in auto mode for a 400 that is not about supporting tools", async () => {
-    emulator.script({ status: 400, message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'." });
+    fixture.emulator.script({ status: 400, message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'." });
     const error = await failure(client({ toolProtocol: "auto" }).complete({ messages: ASK, tools: [{ name: "t", description: "", parameters: {} }] }));
     expect(error.kind).toBe("server");
-    expect(emulator.requests).toHaveLength(1);
+    expect(fixture.emulator.requests).toHaveLength(1);
   });
 
   it("does not fall back to text outside auto mode", async () => {
-    emulator.script({ status: 400, message: "tools are not supported by this model" });
+    fixture.emulator.script({ status: 400, message: "tools are not supported by this model" });
     const error = await failure(client().complete({ messages: ASK, tools: [{ name: "t", description: "", parameters: {} }] }));
     expect(error.kind).toBe("server");
     expect(error.message).toContain("rejected the request (400): tools are not supported by this model");
-    expect(emulator.requests).toHaveLength(1);
+    expect(fixture.emulator.requests).toHaveLength(1);
   });
 });
 

@@ -1,54 +1,39 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
-import { createModelClient, type ModelClientOptions } from "../../src/model/openai-client.ts";
-import type { ChatMessage, ToolSpec } from "../../src/model/types.ts";
-import { silentLogger } from "../../src/observe/logger.ts";
+import { describe, expect, it } from "vitest";
+import { TOOLS, useModelEmulator } from "./client-fixture.ts";
+import type { ChatMessage } from "../../src/model/types.ts";
 
-const TOOLS: ToolSpec[] = [
-  { name: "current_time", description: "The current time.", parameters: { type: "object", properties: {} } },
-  { name: "shell", description: "Runs a shell command.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
-];
 const ASK: ChatMessage[] = [
   { role: "system", content: "You are Gatehouse." },
   { role: "user", content: "what time is it?" },
 ];
 
-let emulator: OpenAIEmulator;
-beforeEach(async () => {
-  emulator = await startOpenAIEmulator();
-});
-afterEach(async () => {
-  await emulator.close();
-});
-
-function client(overrides: Partial<ModelClientOptions> = {}) {
-  return createModelClient({ baseURL: emulator.baseURL, model: "test-model", toolProtocol: "native", timeoutMs: 2_000, maxRetries: 0, log: silentLogger(), ...overrides });
-}
+const fixture = useModelEmulator({ toolProtocol: "native" });
+const client = fixture.client;
 
 describe("model client replies", () => {
   for (const stream of [true, false]) {
     it(`returns the model's text (${stream ? "streamed" : "whole"}) and shows it as it arrives`, async () => {
-      emulator.script({ text: "It is a fine day to deploy." });
+      fixture.emulator.script({ text: "It is a fine day to deploy." });
       const deltas: string[] = [];
       const reply = await client({ stream }).complete({ messages: ASK, onTextDelta: (t) => deltas.push(t) });
       expect(reply).toEqual({ text: "It is a fine day to deploy.", toolCalls: [], finishReason: "stop" });
       expect(deltas.join("")).toBe("It is a fine day to deploy.");
       if (stream) expect(deltas.length).toBeGreaterThan(1);
-      expect(emulator.requests[0].body.stream ?? false).toBe(stream);
+      expect(fixture.emulator.requests[0].body.stream ?? false).toBe(stream);
     });
   }
 
   it("reassembles a streamed tool call whose arguments arrive in several pieces", async () => {
-    emulator.script({ toolCalls: [{ id: "call_a", name: "shell", arguments: '{"command": "ls -la /srv/app"}' }] });
+    fixture.emulator.script({ toolCalls: [{ id: "call_a", name: "shell", arguments: '{"command": "ls -la /srv/app"}' }] });
     const reply = await client().complete({ messages: ASK, tools: TOOLS });
     expect(reply.toolCalls).toEqual([{ id: "call_a", name: "shell", arguments: '{"command": "ls -la /srv/app"}' }]);
     expect(reply.finishReason).toBe("tool_calls");
-    const sent = emulator.requests[0].body;
+    const sent = fixture.emulator.requests[0].body;
     expect(sent.tools).toEqual(TOOLS.map((t) => ({ type: "function", function: t })));
   });
 
   it("keeps two parallel tool calls in the model's order, with the text beside them", async () => {
-    emulator.script({
+    fixture.emulator.script({
       text: "Checking both.",
       toolCalls: [
         { id: "call_1", name: "current_time", arguments: "{}" },
@@ -64,33 +49,33 @@ describe("model client replies", () => {
   });
 
   it("passes malformed tool arguments through untouched for the engine to report", async () => {
-    emulator.script({ toolCalls: [{ id: "call_x", name: "shell", arguments: '{"command": "ls' }] });
+    fixture.emulator.script({ toolCalls: [{ id: "call_x", name: "shell", arguments: '{"command": "ls' }] });
     const reply = await client().complete({ messages: ASK, tools: TOOLS });
     expect(reply.toolCalls).toEqual([{ id: "call_x", name: "shell", arguments: '{"command": "ls' }]);
   });
 
   it("sends no tools parameter when no tools are offered", async () => {
-    emulator.script({ text: "ok" });
+    fixture.emulator.script({ text: "ok" });
     await client().complete({ messages: ASK, tools: [] });
-    expect(emulator.requests[0].body).not.toHaveProperty("tools");
+    expect(fixture.emulator.requests[0].body).not.toHaveProperty("tools");
   });
 
   it("returns an empty reply when the model says nothing", async () => {
-    emulator.script({ empty: true }, { empty: true });
+    fixture.emulator.script({ empty: true }, { empty: true });
     expect(await client().complete({ messages: ASK })).toEqual({ text: "", toolCalls: [], finishReason: "stop" });
     expect(await client({ stream: false }).complete({ messages: ASK })).toEqual({ text: "", toolCalls: [], finishReason: "stop" });
   });
 
   it("sends the API key as a bearer token", async () => {
-    emulator.script({ text: "ok" });
+    fixture.emulator.script({ text: "ok" });
     await client({ apiKey: "sk-test-abcdefghijklmnop" }).complete({ messages: ASK });
-    expect(emulator.requests[0].headers.authorization).toBe("Bearer sk-test-abcdefghijklmnop");
+    expect(fixture.emulator.requests[0].headers.authorization).toBe("Bearer sk-test-abcdefghijklmnop");
   });
 });
 
 describe("text tool protocol", () => {
   it("describes the tools in a system message instead of sending tools, and parses the calls back", async () => {
-    emulator.script({
+    fixture.emulator.script({
       text: "Let me look.",
       textToolCalls: [
         { name: "current_time", arguments: {} },
@@ -100,7 +85,7 @@ describe("text tool protocol", () => {
     const deltas: string[] = [];
     const reply = await client({ toolProtocol: "text" }).complete({ messages: ASK, tools: TOOLS, onTextDelta: (t) => deltas.push(t) });
 
-    const sent = emulator.requests[0].body;
+    const sent = fixture.emulator.requests[0].body;
     expect(sent).not.toHaveProperty("tools");
     const messages = sent.messages as ChatMessage[];
     expect(messages[0]).toEqual(ASK[0]);
@@ -118,7 +103,7 @@ describe("text tool protocol", () => {
   });
 
   it("rewrites tool calls and results in the history as text the model can read", async () => {
-    emulator.script({ text: "It is noon." });
+    fixture.emulator.script({ text: "It is noon." });
     const history: ChatMessage[] = [
       ...ASK,
       { role: "assistant", content: null, tool_calls: [{ id: "text_call_1", type: "function", function: { name: "current_time", arguments: "{}" } }] },
@@ -126,7 +111,7 @@ describe("text tool protocol", () => {
     ];
     const reply = await client({ toolProtocol: "text" }).complete({ messages: history, tools: TOOLS });
     expect(reply.text).toBe("It is noon.");
-    const sent = emulator.requests[0].body.messages as ChatMessage[];
+    const sent = fixture.emulator.requests[0].body.messages as ChatMessage[];
     expect(sent.slice(-2)).toEqual([
       { role: "assistant", content: '<tool_call>{"name":"current_time","arguments":{}}</tool_call>' },
       { role: "user", content: '<tool_result name="current_time" id="text_call_1">12:00</tool_result>' },
@@ -134,7 +119,7 @@ describe("text tool protocol", () => {
   });
 
   it("turns a block with broken JSON into a call carrying the broken arguments", async () => {
-    emulator.script({ text: 'Running it.\n<tool_call>{"name": "shell", "arguments": {"command": "ls}</tool_call>' });
+    fixture.emulator.script({ text: 'Running it.\n<tool_call>{"name": "shell", "arguments": {"command": "ls}</tool_call>' });
     const reply = await client({ toolProtocol: "text" }).complete({ messages: ASK, tools: TOOLS });
     expect(reply.text).toBe("Running it.");
     expect(reply.toolCalls).toHaveLength(1);
@@ -144,7 +129,7 @@ describe("text tool protocol", () => {
   });
 
   it("falls back to the text protocol in auto mode when the server says it cannot take tools", async () => {
-    emulator.script(
+    fixture.emulator.script(
       { status: 400, message: "registry.ollama.ai/library/gemma:2b does not support tools" },
       { textToolCalls: [{ name: "current_time", arguments: {} }] },
       { text: "second turn" },
@@ -152,11 +137,11 @@ describe("text tool protocol", () => {
     const model = client({ toolProtocol: "auto" });
     const reply = await model.complete({ messages: ASK, tools: TOOLS });
     expect(reply.toolCalls.map((c) => c.name)).toEqual(["current_time"]);
-    expect(emulator.requests[0].body).toHaveProperty("tools");
-    expect(emulator.requests[1].body).not.toHaveProperty("tools");
+    expect(fixture.emulator.requests[0].body).toHaveProperty("tools");
+    expect(fixture.emulator.requests[1].body).not.toHaveProperty("tools");
 
     await model.complete({ messages: ASK, tools: TOOLS });
-    expect(emulator.requests).toHaveLength(3);
-    expect(emulator.requests[2].body).not.toHaveProperty("tools");
+    expect(fixture.emulator.requests).toHaveLength(3);
+    expect(fixture.emulator.requests[2].body).not.toHaveProperty("tools");
   });
 });

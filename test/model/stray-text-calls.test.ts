@@ -1,37 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
-import { createModelClient, type ModelClientOptions } from "../../src/model/openai-client.ts";
-import type { ChatMessage, ToolSpec } from "../../src/model/types.ts";
-import { silentLogger } from "../../src/observe/logger.ts";
+import { describe, expect, it } from "vitest";
+import { TOOLS, useModelEmulator } from "./client-fixture.ts";
+import type { ChatMessage } from "../../src/model/types.ts";
 
-const TOOLS: ToolSpec[] = [
-  { name: "current_time", description: "The current time.", parameters: { type: "object", properties: {} } },
-  { name: "shell", description: "Runs a shell command.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
-];
 const ASK: ChatMessage[] = [
   { role: "system", content: "You are Gatehouse." },
   { role: "user", content: "how full is the disk?" },
 ];
 
-let emulator: OpenAIEmulator;
-beforeEach(async () => {
-  emulator = await startOpenAIEmulator();
-});
-afterEach(async () => {
-  await emulator.close();
-});
-
-function client(overrides: Partial<ModelClientOptions> = {}) {
-  return createModelClient({ baseURL: emulator.baseURL, model: "test-model", toolProtocol: "auto", timeoutMs: 2_000, maxRetries: 0, log: silentLogger(), ...overrides });
-}
+const fixture = useModelEmulator({ toolProtocol: "auto" });
+const client = fixture.client;
 
 describe("tool-call blocks in the text of a native reply (auto mode)", () => {
   for (const stream of [true, false]) {
     it(`runs a block naming an offered tool as a call and shows none of it (${stream ? "streamed" : "whole"})`, async () => {
-      emulator.script({ text: 'Let me check.\n<tool_call>{"name": "shell", "arguments": {"command": "df -h"}}</tool_call>' });
+      fixture.emulator.script({ text: 'Let me check.\n<tool_call>{"name": "shell", "arguments": {"command": "df -h"}}</tool_call>' });
       const deltas: string[] = [];
       const reply = await client({ stream }).complete({ messages: ASK, tools: TOOLS, onTextDelta: (t) => deltas.push(t) });
-      expect(emulator.requests[0].body).toHaveProperty("tools");
+      expect(fixture.emulator.requests[0].body).toHaveProperty("tools");
       expect(reply.text).toBe("Let me check.");
       expect(reply.toolCalls).toEqual([{ id: expect.any(String), name: "shell", arguments: '{"command":"df -h"}' }]);
       expect(deltas.join("").trim()).toBe("Let me check.");
@@ -39,7 +24,7 @@ describe("tool-call blocks in the text of a native reply (auto mode)", () => {
   }
 
   it("hands a block naming a tool that was not offered to the engine instead of the person", async () => {
-    emulator.script({ text: '<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>' });
+    fixture.emulator.script({ text: '<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>' });
     const deltas: string[] = [];
     const reply = await client().complete({ messages: ASK, tools: TOOLS, onTextDelta: (t) => deltas.push(t) });
     expect(reply.text).toBe("");
@@ -48,7 +33,7 @@ describe("tool-call blocks in the text of a native reply (auto mode)", () => {
   });
 
   it("hands a block with broken JSON to the engine with its broken arguments, and hides it", async () => {
-    emulator.script({ text: 'Running it.\n<tool_call>{"name": "shell", "arguments": {"command": "ls}</tool_call>\nDone soon.' });
+    fixture.emulator.script({ text: 'Running it.\n<tool_call>{"name": "shell", "arguments": {"command": "ls}</tool_call>\nDone soon.' });
     const deltas: string[] = [];
     const reply = await client().complete({ messages: ASK, tools: TOOLS, onTextDelta: (t) => deltas.push(t) });
     expect(reply.text).toBe("Running it.\n\nDone soon.");
@@ -59,7 +44,7 @@ describe("tool-call blocks in the text of a native reply (auto mode)", () => {
   });
 
   it("keeps several blocks in the order the model wrote them, with distinct ids", async () => {
-    emulator.script({
+    fixture.emulator.script({
       textToolCalls: [
         { name: "current_time", arguments: {} },
         { name: "shell", arguments: { command: "uptime" } },
@@ -72,7 +57,7 @@ describe("tool-call blocks in the text of a native reply (auto mode)", () => {
   });
 
   it("runs only the native calls when the text merely echoes them as blocks", async () => {
-    emulator.script({
+    fixture.emulator.script({
       text: 'Checking.<tool_call>{"name": "shell", "arguments": {"command": "uptime"}}</tool_call>',
       toolCalls: [{ id: "call_n", name: "shell", arguments: '{"command":"uptime"}' }],
     });
@@ -83,14 +68,14 @@ describe("tool-call blocks in the text of a native reply (auto mode)", () => {
 
   it("leaves prose that only names the tag untouched", async () => {
     const prose = "Models that lack native tools write a <tool_call> tag followed by JSON.";
-    emulator.script({ text: prose });
+    fixture.emulator.script({ text: prose });
     const reply = await client().complete({ messages: ASK, tools: TOOLS });
     expect(reply).toEqual({ text: prose, toolCalls: [], finishReason: "stop" });
   });
 
   it("leaves the text as written in native mode", async () => {
     const raw = 'Let me check.\n<tool_call>{"name": "shell", "arguments": {"command": "df -h"}}</tool_call>';
-    emulator.script({ text: raw });
+    fixture.emulator.script({ text: raw });
     const deltas: string[] = [];
     const reply = await client({ toolProtocol: "native" }).complete({ messages: ASK, tools: TOOLS, onTextDelta: (t) => deltas.push(t) });
     expect(reply).toEqual({ text: raw, toolCalls: [], finishReason: "stop" });
