@@ -26,25 +26,45 @@ const TOKEN_SHAPES: RegExp[] = [
   /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot tokens
 ];
 
-const SECRET_WORD = "(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)";
+/** A name that ends in a secret word: PGPASSWORD, api_key, GITHUB_TOKEN, client-secret (not "max_tokens"). */
+const SECRET_NAME = "[A-Za-z0-9_-]*(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)";
 
-/** Secrets given by name: the name stays, the value is masked. */
-const NAMED_SECRETS: Array<[RegExp, string]> = [
-  // Authorization headers, with or without a scheme: "Authorization: Bearer abc…", "X-Api-Key: abc…".
-  [/\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic|Bot|Token)\s+)?[^\s'",;}]+/gi, "$1$2[redacted]"],
-  [/\b(x-api-key|api-key|x-auth-token|x-access-token|cookie)(["']?\s*:\s*["']?)[^\s'",;}]+/gi, "$1$2[redacted]"],
-  [/\bBearer\s+[A-Za-z0-9._~+/=-]{16,}/g, "Bearer [redacted]"],
+/** A value that looks like a credential rather than a word or code: 8+ token characters with a digit, or 20+. */
+function looksSecret(value: string): boolean {
+  return (value.length >= 8 && /\d/.test(value) && /[A-Za-z]/.test(value)) || value.length >= 20;
+}
+
+const VALUE = "[A-Za-z0-9._~+/-]{8,}={0,2}";
+
+/** Secrets given by name: the name stays, a credential-looking value is masked; prose and code are left alone. */
+const NAMED_SECRETS: Array<[RegExp, (match: string, ...groups: string[]) => string]> = [
+  // Authorization headers: "Authorization: Bearer abc…", "X-Api-Key: abc…".
+  [
+    new RegExp(`\\b((?:proxy-)?authorization["']?\\s*[:=]\\s*["']?)((?:Bearer|Basic|Bot|Token)\\s+)?([A-Za-z0-9._~+/-]{4,}={0,2})`, "gi"),
+    (m, name, scheme, value) => (scheme || looksSecret(value!) ? `${name}[redacted]` : m),
+  ],
+  [
+    new RegExp(`\\b((?:x-api-key|api-key|x-auth-token|x-access-token)["']?\\s*:\\s*["']?)(${VALUE})`, "gi"),
+    (m, name, value) => (looksSecret(value!) ? `${name}[redacted]` : m),
+  ],
+  [new RegExp(`\\b(Bearer\\s+)(${VALUE})`, "g"), (m, name, value) => (looksSecret(value!) ? `${name}[redacted]` : m)],
   // JSON members: "password": "…", "api_key": "…".
-  [new RegExp(`("[A-Za-z0-9_-]*${SECRET_WORD}[A-Za-z0-9_-]*"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "gi"), '$1"[redacted]"'],
+  [
+    new RegExp(`("${SECRET_NAME}"\\s*:\\s*")([^"\\\\\\s]{6,})"`, "gi"),
+    (m, name, value) => (/\d/.test(value!) || value!.length >= 12 ? `${name}[redacted]"` : m),
+  ],
   // Assignments and query parameters: PGPASSWORD=…, --password=…, ?api_key=…, &access_token=….
-  [new RegExp(`(\\b[A-Za-z0-9_-]*${SECRET_WORD}[A-Za-z0-9_]*\\s*=\\s*)("[^"]*"|'[^']*'|[^\\s&"',;]+)`, "gi"), "$1[redacted]"],
+  [
+    new RegExp(`(\\b${SECRET_NAME}\\s*=(?!=)\\s*["']?)(${VALUE})`, "gi"),
+    (m, name, value) => (looksSecret(value!) ? `${name}[redacted]` : m),
+  ],
   // Credentials in URLs: https://user:pass@host.
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, "$1[redacted]@"],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, (_m, scheme) => `${scheme}[redacted]@`],
 ];
 
 /**
- * Returns `text` with every known secret, token-shaped string and value given under a secret-looking
- * name (password=…, "api_key": "…", Authorization: …, user:pass@ in URLs) replaced by `[redacted]`.
+ * Returns `text` with every known secret, token-shaped string, and credential-looking value given under
+ * a secret name (password=…, "api_key": "…", Authorization: …, user:pass@ in URLs) replaced by `[redacted]`.
  */
 export function scrubSecrets(text: string): string {
   let out = text;
@@ -52,6 +72,6 @@ export function scrubSecrets(text: string): string {
     if (out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
   for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
-  for (const [pattern, replacement] of NAMED_SECRETS) out = out.replace(pattern, replacement);
+  for (const [pattern, replace] of NAMED_SECRETS) out = out.replace(pattern, replace as (m: string, ...g: string[]) => string);
   return out;
 }

@@ -19,9 +19,21 @@ describe("scrubbing secrets from text", () => {
     for (const [input, expected] of cases) expect(scrubSecrets(input)).toBe(expected);
   });
 
-  it("leaves ordinary prose and JSON alone", () => {
-    const text = 'The Bot documentation says {"author":"Jane","tokens":12}; see https://example.com/a?page=2.';
-    expect(scrubSecrets(text)).toBe(text);
+  it("leaves ordinary prose, code and JSON alone", () => {
+    const texts = [
+      'The Bot documentation says {"author":"Jane","tokens":12}; see https://example.com/a?page=2.',
+      "create(model=m, max_tokens=256)",
+      'tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")',
+      "num_tokens = len(tokens)",
+      "if token == expected:",
+      'password = input("Password: ")',
+      "**Authorization:** the server decides who may call it.",
+      "Cookie: a small piece of data",
+      '{"token_type": "bearer"}',
+      "SECRET_KEY=<your key>",
+      "Set GITHUB_TOKEN=your-token-here in .env",
+    ];
+    for (const text of texts) expect(scrubSecrets(text)).toBe(text);
   });
 
   it("keeps secrets out of progress lines of any tool", () => {
