@@ -48,12 +48,12 @@ export class Delivery {
   }
 
   progress(target: ReplyTarget, line: string, traceId?: string): void {
-    this.queue(target).progress(line, traceId);
+    this.queue(target).progress(line, traceId, target);
   }
 
   /** Posts text; `as: "notice"` for messages that do not answer (queued, refused). */
   send(target: ReplyTarget, text: string, as: "notice" | "reply" = "reply", traceId?: string): Promise<void> {
-    return this.queue(target).text(text, as, traceId);
+    return this.queue(target).text(text, as, traceId, target);
   }
 
   run<T>(target: ReplyTarget, action: () => Promise<T>, traceId?: string): Promise<T> {

@@ -13,8 +13,8 @@ import { scrubSecrets } from "../observe/scrub.ts";
 import { splitMessage } from "./chunking.ts";
 
 type Item =
-  | { kind: "progress"; text: string; traceId?: string }
-  | { kind: "text"; text: string; as: "notice" | "reply"; traceId?: string; settle: (err?: Error) => void }
+  | { kind: "progress"; text: string; traceId?: string; target?: ReplyTarget }
+  | { kind: "text"; text: string; as: "notice" | "reply"; traceId?: string; target?: ReplyTarget; settle: (err?: Error) => void }
   | { kind: "action"; run: () => Promise<void>; traceId?: string; settle: (err?: Error) => void };
 
 export interface TargetQueueOptions {
@@ -46,21 +46,27 @@ export class TargetQueue {
   private progressMessage?: { id: string; text: string };
   /** The trace id of the item being sent, for the delivery events. */
   private traceId?: string;
+  /**
+   * Where the item being sent goes: the queue's conversation and thread, replying to that item's own
+   * message (one queue serves every message of a thread, each answer replies to its own question).
+   */
+  private target: ReplyTarget;
 
   constructor(options: TargetQueueOptions) {
     this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, ...options };
+    this.target = options.target;
   }
 
   /** Queues a progress line; lines that pile up are posted together. */
-  progress(line: string, traceId?: string): void {
-    this.items.push({ kind: "progress", text: scrubSecrets(line), traceId });
+  progress(line: string, traceId?: string, target?: ReplyTarget): void {
+    this.items.push({ kind: "progress", text: scrubSecrets(line), traceId, target });
     this.kick();
   }
 
   /** Queues text (split at the limit); resolves once every part is posted. */
-  text(text: string, as: "notice" | "reply" = "reply", traceId?: string): Promise<void> {
+  text(text: string, as: "notice" | "reply" = "reply", traceId?: string, target?: ReplyTarget): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.items.push({ kind: "text", text: scrubSecrets(text), as, traceId, settle: (err) => (err ? reject(err) : resolve()) });
+      this.items.push({ kind: "text", text: scrubSecrets(text), as, traceId, target, settle: (err) => (err ? reject(err) : resolve()) });
       this.kick();
     });
   }
@@ -111,11 +117,13 @@ export class TargetQueue {
       await this.pace();
       const item = this.items[0]!;
       this.traceId = item.traceId;
+      this.target = ("target" in item && item.target) || this.o.target;
       if (item.kind === "progress") {
         const lines: string[] = [];
         let size = 0;
-        while (this.items[0]?.kind === "progress") {
-          const next = (this.items[0] as { text: string }).text;
+        const replyTo = this.target.replyToMessageId;
+        while (this.items[0]?.kind === "progress" && ((this.items[0].target ?? this.o.target).replyToMessageId === replyTo || !lines.length)) {
+          const next = this.items[0].text;
           if (lines.length && size + next.length + 1 > this.o.maxMessageChars) break;
           lines.push(next);
           size += next.length + 1;
@@ -152,7 +160,7 @@ export class TargetQueue {
     const current = this.progressMessage;
     if (this.o.progressMode === "edit" && edit && current && current.text.length + text.length + 1 <= this.o.maxMessageChars) {
       const combined = `${current.text}\n${text}`;
-      await this.withRetries(() => edit(this.o.target, current.id, { text: combined, kind: "progress" }), false);
+      await this.withRetries(() => edit(this.target, current.id, { text: combined, kind: "progress" }), false);
       current.text = combined;
       return;
     }
@@ -165,7 +173,7 @@ export class TargetQueue {
     try {
       let id: string | undefined;
       await this.withRetries(async () => {
-        id = (await this.o.port.send(this.o.target, { text, plain, kind })).id;
+        id = (await this.o.port.send(this.target, { text, plain, kind })).id;
       }, important);
       return id;
     } catch (err) {
