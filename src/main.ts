@@ -177,8 +177,9 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     throw err;
   }
   void approvals.closeStaleCards(stale, (channel) => posters.get(channel));
-  const unfinished = await gateway.reportUnfinished();
-  if (unfinished) log.warn({ unfinished }, "messages left unanswered by the previous process were reported to their senders");
+  void gateway.reportUnfinished().then((told) => {
+    if (told) log.warn({ told }, "messages left unanswered by the previous process were reported to their senders");
+  });
   const watch = setInterval(() => {
     for (const adapter of started) {
       const health = adapter.health?.();
@@ -276,11 +277,21 @@ async function createChannelAdapters(
           },
           webhook:
             t.webhookUrl && t.webhookSecret
-              ? { url: t.webhookUrl, secret: t.webhookSecret, listen: { port: t.webhookPort ?? (Number(new URL(t.webhookUrl).port) || config.httpPort || 8443) } }
+              ? { url: t.webhookUrl, secret: t.webhookSecret, listen: { port: t.webhookPort ?? webhookListenPort(config, t.webhookUrl, channels) } }
               : undefined,
         }),
       );
     }
   }
   return adapters;
+}
+
+/**
+ * The Telegram webhook's local port: PORT (as a platform sets it) unless Slack's HTTP endpoint
+ * already listens there, else the port the webhook URL names, else 8443.
+ */
+function webhookListenPort(config: Config, webhookUrl: string, channels: ChannelName[]): number {
+  const slackUsesPort = channels.includes("slack") && !config.slack.appToken && config.slack.port === undefined;
+  if (config.httpPort !== undefined && !slackUsesPort) return config.httpPort;
+  return Number(new URL(webhookUrl).port) || 8443;
 }

@@ -88,7 +88,11 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       if (!interactive) write(`you › ${text}`);
       submit(text);
     }
-    if (inputEnded && awaitingReply === 0 && questions.length === 0) options.onInputEnd?.();
+    // At a terminal, Ctrl-D ends the session at once (the bot finishes what runs); from a pipe, once all is answered.
+    if (inputEnded && (interactive || (awaitingReply === 0 && questions.length === 0))) {
+      inputEnded = false;
+      options.onInputEnd?.();
+    }
   };
 
   const port: OutboundPort = {
@@ -139,6 +143,8 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       });
       rl.on("close", () => {
         inputEnded = true;
+        // No one is left to answer: an open approval question counts as "no".
+        for (const q of questions.splice(0)) q.resolve("");
         pump();
       });
     },

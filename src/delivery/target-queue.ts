@@ -11,6 +11,7 @@ import { MessageRejectedError, RateLimitedError, type OutboundPort } from "../po
 import type { Observer } from "../observe/observer.ts";
 import { scrubSecrets } from "../observe/scrub.ts";
 import { splitMessage } from "./chunking.ts";
+import { classifySendFailure } from "./send-errors.ts";
 
 type Item =
   | { kind: "progress"; text: string; traceId?: string; target?: ReplyTarget }
@@ -208,9 +209,11 @@ export class TargetQueue {
           continue;
         }
         if (err instanceof MessageRejectedError) throw err;
+        const failure = classifySendFailure(err);
+        if (failure === "permanent") throw err;
         failures++;
-        // An answer is worth waiting for: it keeps being retried (about two minutes) while the platform fails.
-        if (failures >= (important ? this.o.maxAttempts + 6 : this.o.maxAttempts)) throw err;
+        // An answer is worth waiting for: through a platform outage it is retried for about two minutes.
+        if (failures >= (important && failure === "transient" ? this.o.maxAttempts + 6 : this.o.maxAttempts)) throw err;
         this.o.log.warn({ traceId: this.traceId, err: (err as Error).message, attempt: failures }, "send failed; retrying");
         await sleep(Math.min(this.o.retryBaseMs * 2 ** failures, 30_000));
       }

@@ -1,9 +1,10 @@
 /**
  * Step 3 — prepare. Owns everything between a parsed call and a runnable one, in this order:
  * refusal of tools not offered (before any hook), before_tool_call hooks, channel delivery
- * defaults, stripping a model-supplied `approved` flag, argument validation, the repeat guard,
- * then the approval gate and the runtime approval marker. The duplicate guard and the loop
- * detector look at a call before the gate asks anyone, so no one approves a call that will not run.
+ * defaults, stripping a model-supplied `approved` flag, argument validation, the repeat guard, the
+ * approval gate, the runtime approval marker, and the duplicate guard (DESIGN §4.3). The loop
+ * detector (§4.6) looks at a call before the gate, so no one is asked about a call it blocks; an
+ * identical call later in the batch reuses the first one's decision instead of asking again.
  */
 import { canonicalJson } from "../observe/receipts.ts";
 import { hashCall } from "../approval/summary.ts";
@@ -11,7 +12,7 @@ import { validateArgs } from "../tools/registry.ts";
 import type { LoopDetector } from "./loop-detector.ts";
 import type { AnyTool, ToolResult } from "../tools/tool.ts";
 import type { Availability } from "./availability.ts";
-import { passApprovalGate, requirementOf, type ApprovalStanding } from "./approval-gate.ts";
+import { passApprovalGate, requirementOf, type ApprovalStanding, type GateOutcome } from "./approval-gate.ts";
 import { synthetic } from "./synthetic.ts";
 import type { ParsedCall, ResolvedExecution, TurnState } from "./types.ts";
 
@@ -52,6 +53,7 @@ export async function prepareCalls(
 ): Promise<PreparedCall[]> {
   const prepared: PreparedCall[] = [];
   const firstOfKind = new Map<string, string>();
+  const decided = new Map<string, GateOutcome>();
   const env = state.envelope;
 
   for (const call of calls) {
@@ -113,23 +115,12 @@ export async function prepareCalls(
 
     // 3.4 repeat guard: the same prompt-required call asked again after it was not approved ends the turn.
     const requirement = await requirementOf(exec, state, tool, Boolean(hooked.approvalRequired));
-    if (requirement.requirement === "prompt" && guards.unapprovedPrompts.has(argsHash)) {
+    if (requirement.requirement === "prompt" && guards.unapprovedPrompts.has(argsHash) && !decided.has(argsHash)) {
       guards.endTurn = `I stopped: the model asked again to run ${tool.name} with the same arguments after it was not approved.`;
       p.result = synthetic.interrupted(tool.name);
       continue;
     }
-    // 3.7 duplicate guard: identical calls in one batch run once. Checked before the gate so that
-    // nobody is asked twice about the same call; the first one's decision stands for both.
-    const key = canonicalJson({ tool: tool.name, params });
-    const first = firstOfKind.get(key);
-    if (first && !exec.knobs.duplicateExempt.includes(tool.name)) {
-      p.result = synthetic.duplicate(tool.name, first);
-      continue;
-    }
-    firstOfKind.set(key, call.id);
-
-    // Loop detector (warn → a note to the model; block → not run; abort → the turn ends), also
-    // before the gate: a person is never asked about a call that will not run.
+    // The loop detector (§4.6) looks at the call before anyone is asked: no one approves a call it blocks.
     const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical: canonicalJson(params) });
     if (loop.level !== "ok") {
       exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: loop.level, reason: loop.reason });
@@ -141,9 +132,12 @@ export async function prepareCalls(
       continue;
     }
 
-    // 3.5 approval gate.
-    const gate = await passApprovalGate(exec, state, { id: call.id, tool, params, argsHash }, requirement);
-    p.prompted = gate.prompted;
+    // 3.5 approval gate. An identical call earlier in this batch was already decided: that decision
+    // stands, so nobody is asked twice about the same call.
+    const earlier = decided.get(argsHash);
+    const gate = earlier ?? (await passApprovalGate(exec, state, { id: call.id, tool, params, argsHash }, requirement));
+    decided.set(argsHash, gate);
+    p.prompted = earlier ? false : gate.prompted;
     if (!gate.pass) {
       guards.unapprovedPrompts.add(argsHash);
       p.result = gate.result;
@@ -151,6 +145,15 @@ export async function prepareCalls(
     }
     // 3.6 the runtime approval marker, only for calls approved by policy or a person.
     p.standing = gate.standing;
+
+    // 3.7 duplicate guard: identical calls in one batch run once.
+    const key = canonicalJson({ tool: tool.name, params });
+    const first = firstOfKind.get(key);
+    if (first && !exec.knobs.duplicateExempt.includes(tool.name)) {
+      p.result = synthetic.duplicate(tool.name, first);
+      continue;
+    }
+    firstOfKind.set(key, call.id);
   }
   return prepared;
 }

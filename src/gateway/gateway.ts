@@ -115,9 +115,7 @@ export class Gateway {
     const knownThread =
       !addressed &&
       env.conversation.threadId !== undefined &&
-      (this.lanes.running(sessionKey) !== undefined ||
-        this.lanes.queued(sessionKey) > 0 ||
-        (await this.o.store.loadHistory(sessionKey, 1)).length > 0);
+      (this.lanes.busy(sessionKey) || (await this.o.store.loadHistory(sessionKey, 1)).length > 0);
     const access = this.access.check(env, runtime.access, Date.now(), knownThread);
     if (access.verdict === "not-addressed") return ev("access.not_addressed");
     if (access.verdict === "refused") {
@@ -137,11 +135,11 @@ export class Gateway {
       return this.command(command, env, sessionKey);
     }
 
-    const busy = this.lanes.running(sessionKey) !== undefined || this.lanes.queued(sessionKey) > 0;
+    const busy = this.lanes.busy(sessionKey);
     const acceptedAt = Date.now();
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
-    await this.o.store.setValue(inflightKey, JSON.stringify({ replyTo: env.replyTo, text: env.text.slice(0, 80), at: acceptedAt }));
+    await this.o.store.setValue(inflightKey, JSON.stringify({ replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt }));
     const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, sessionKey, runtime, log, acceptedAt));
     // Notices go the way progress lines go, so that a burst of them is posted as one message.
     if (!queued.accepted) {
@@ -160,21 +158,26 @@ export class Gateway {
    */
   async reportUnfinished(): Promise<number> {
     const unfinished = await this.o.store.listValues(INFLIGHT);
+    let told = 0;
     for (const { key, value } of unfinished) {
-      await this.o.store.deleteValue(key);
       try {
         const record = JSON.parse(value) as { replyTo: IngressEnvelope["replyTo"]; text: string };
+        // A channel not started this time keeps its records until it is.
         if (!this.channels.has(record.replyTo.channel)) continue;
+        await this.o.store.deleteValue(key);
         const ref = key.slice(INFLIGHT.length);
         await this.o.delivery.send(
           record.replyTo,
           `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${ref}).`,
+          "notice",
         );
+        told++;
       } catch (err) {
+        await this.o.store.deleteValue(key);
         this.o.log.warn({ err: (err as Error).message, key }, "unfinished message could not be reported");
       }
     }
-    return unfinished.length;
+    return told;
   }
 
   /** Approval clicks: the control lane — never behind a turn. */
@@ -208,6 +211,9 @@ export class Gateway {
       return this.say(env, `Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
     }
     if (running) return this.say(env, "A task is still running here. Send /stop first, then /new.");
+    if ((await this.o.store.loadHistory(sessionKey, 1)).length === 0) {
+      return this.say(env, "There is no earlier conversation here to forget (in a threaded channel, each thread is its own).");
+    }
     await this.o.store.resetSession(sessionKey);
     return this.say(env, "🆕 Started a fresh conversation here; I no longer see the earlier messages.");
   }
@@ -216,7 +222,8 @@ export class Gateway {
   private async conversationCommand(command: BotCommand, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): Promise<void> {
     if (command === "new") return this.say(env, "Each thread here is its own conversation: start a new thread to start fresh.");
     if (command === "status") {
-      const lines = threads.map(([, t]) => `• "${t.text.length > 60 ? `${t.text.slice(0, 59)}…` : t.text}" for ${Math.round((Date.now() - t.startedAt) / 1000)}s (ref ${t.traceId})`);
+      // Posted in the channel for everyone: say how long each runs and its reference, not what was asked.
+      const lines = threads.map(([, t]) => `• for ${Math.round((Date.now() - t.startedAt) / 1000)}s (ref ${t.traceId})`);
       return this.say(env, `Working on ${threads.length} task${threads.length > 1 ? "s" : ""} here:\n${lines.join("\n")}`);
     }
     const mine = threads.filter(([, t]) => t.senderId === env.sender.id);

@@ -62,6 +62,12 @@ export class SessionLanes {
     return [...this.runningTurns].filter(([key]) => key.startsWith(`${conversationKey}:`));
   }
 
+  /** A turn of the session runs, or waits for the lane or for a free slot among all turns. */
+  busy(sessionKey: string): boolean {
+    const lane = this.lanes.get(sessionKey);
+    return this.runningTurns.has(sessionKey) || (lane !== undefined && lane.size + lane.pending > 0);
+  }
+
   /** Messages waiting behind the running turn of a session. */
   queued(sessionKey: string): number {
     return this.lanes.get(sessionKey)?.size ?? 0;

@@ -15,7 +15,8 @@ export async function checkModelEndpoint(baseURL: string, apiKey: string | undef
       signal: AbortSignal.timeout(timeoutMs),
     });
     await res.body?.cancel();
-    if (res.status === 401 || res.status === 403) {
+    // 401 means the key itself is wrong; a 403 on /models may only mean the key cannot list models.
+    if (res.status === 401) {
       return {
         ok: false,
         fatal: true,

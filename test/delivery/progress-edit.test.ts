@@ -74,7 +74,7 @@ describe("an answer the platform keeps failing", () => {
       async send(_t, m) {
         if (m.kind === "reply" && failures < 6) {
           failures++;
-          throw new Error("HTTP 502 from the platform");
+          throw Object.assign(new Error("Bad Gateway"), { status: 502 });
         }
         delivered.push(m.text);
         return { id: String(delivered.length) };
@@ -91,5 +91,23 @@ describe("an answer the platform keeps failing", () => {
   it("posts a pile of identical notices once, saying how many", async () => {
     const { collapseRepeats } = await import("../../src/delivery/target-queue.ts");
     expect(collapseRepeats(["⏳ Queued", "⏳ Queued", "⏳ Queued", "✅ done", "⏳ Queued"])).toEqual(["⏳ Queued (×3)", "✅ done", "⏳ Queued"]);
+  });
+});
+
+describe("a send the platform refuses for good", () => {
+  it("is not retried", async () => {
+    const log = silentLogger();
+    let calls = 0;
+    const refusing: OutboundPort = {
+      async send() {
+        calls++;
+        throw Object.assign(new Error("An API error occurred: channel_not_found"), { code: "slack_webapi_platform_error" });
+      },
+    };
+    const q = new TargetQueue({
+      port: refusing, target: { channel: "t", conversationId: "gone" }, maxMessageChars: 4096, minIntervalMs: 0, log, observer: createObserver(log), retryBaseMs: 2,
+    });
+    await expect(q.text("hello")).rejects.toThrow(/channel_not_found/);
+    expect(calls).toBe(1);
   });
 });

@@ -231,6 +231,19 @@ describe("asking only about calls that will run", () => {
     expect(results[1]!.content).toMatch(/duplicate of call w1/);
   });
 
+  it("asks once about identical calls in one batch when the answer is no, and does not end the turn", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["denied", "denied"];
+    fx.emu.script({ toolCalls: [{ id: "d1", ...writeCall("no.txt") }, { id: "d2", ...writeCall("no.txt") }] }, { text: "understood" });
+    const { outcome } = await fx.turn("write twice");
+    expect(fx.approvals.requests).toHaveLength(1);
+    expect(outcome.text).toBe("understood");
+    expect(toolMessages(fx.emu.requests[1]!.body).map((m) => m.content)).toEqual([
+      "write_file was not run: denied by Boss (U-boss).",
+      "write_file was not run: denied by Boss (U-boss).",
+    ]);
+  });
+
   it("does not ask about a call the loop detector blocks", async () => {
     fx = await engineFixture({ loop: { warnAt: 2, blockAt: 2, abortAt: 5 } });
     fx.approvals.answers = ["approved", "approved", "approved"];

@@ -33,4 +33,10 @@ describe("a thread whose first answer is not out yet", () => {
     await mb.waitFor(env, "empty message");
     expect(mb.tb.model.requests).toHaveLength(0);
   });
+
+  it("says there is nothing to forget on /new in a conversation without history", async () => {
+    mb = await startMemoryBot();
+    const env = await mb.channel.say("/new");
+    await mb.waitFor(env, "no earlier conversation here to forget");
+  });
 });
