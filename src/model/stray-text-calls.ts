@@ -12,7 +12,7 @@ import type { ModelReply } from "./types.ts";
  * A `<tool_call>` tag followed by a JSON object (optionally in a code fence): a call attempt,
  * as opposed to prose that merely names the tag.
  */
-const CALL_BLOCK = /<tool_call>\s*(?:```(?:json)?\s*)?\{/i;
+const CALL_BLOCK = /<tool_call>\s*(?:```(?:json)?\s*)?\{/;
 
 /** Whether an answer text holds at least one text-protocol call attempt. */
 export function holdsTextToolCall(content: string): boolean {
