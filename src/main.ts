@@ -65,6 +65,9 @@ export interface Bot {
   stop(): Promise<void>;
 }
 
+/** Store keys of the MCP tools each session activated. */
+const ACTIVE_TOOLS = "mcp.active:";
+
 export const DEFAULT_SYSTEM_PROMPT =
   "You are Gatehouse, an assistant that a team talks to in chat. Answer clearly and briefly. " +
   "Use tools when they help; some tool calls wait for a person's approval, and a denied call is final: " +
@@ -106,12 +109,19 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   ]);
   const mcp = new McpHub(config.mcp, log);
   await mcp.start();
+  // Tools activated through tool_search stay active for the session, across restarts too.
   const activationState = new McpActivation();
+  for (const { key, value } of await store.listValues(ACTIVE_TOOLS)) {
+    activationState.activate(key.slice(ACTIVE_TOOLS.length), JSON.parse(value) as string[]);
+  }
   const activation: ToolActivation = {
     deferred: config.mcp.deferred,
     filterGroups: config.mcp.filterGroups,
     isActive: (key, tool) => activationState.active(key).has(tool),
-    activate: (key, tools) => activationState.activate(key, tools),
+    activate: (key, tools) => {
+      activationState.activate(key, tools);
+      void store.setValue(`${ACTIVE_TOOLS}${key}`, JSON.stringify([...activationState.active(key)]));
+    },
   };
   const catalog = () => [...registry.list(), ...mcp.tools()];
 
@@ -142,6 +152,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     store, delivery, approvals, log, observer, historyLimit: config.engine.historyLimit,
     dedupeTtlMs: config.gateway.dedupeTtlMs, maxConcurrentTurns: config.gateway.maxConcurrentTurns,
     maxQueuedPerSession: config.gateway.maxQueuedPerSession,
+    onSessionReset: async (key) => {
+      activationState.forget(key);
+      await store.deleteValue(`${ACTIVE_TOOLS}${key}`);
+    },
   });
 
   const posters = new Map<string, CardPoster>();

@@ -44,6 +44,8 @@ export interface GatewayOptions {
   dedupeTtlMs: number;
   maxConcurrentTurns: number;
   maxQueuedPerSession: number;
+  /** Called after `/new` started a fresh session (to forget what belonged to the old one). */
+  onSessionReset?: (sessionKey: string) => Promise<void>;
 }
 
 /** Store keys of messages accepted but not yet answered, so that a crash does not lose them silently. */
@@ -215,6 +217,7 @@ export class Gateway {
       return this.say(env, "There is no earlier conversation here to forget (in a threaded channel, each thread is its own).");
     }
     await this.o.store.resetSession(sessionKey);
+    await this.o.onSessionReset?.(sessionKey);
     return this.say(env, "🆕 Started a fresh conversation here; I no longer see the earlier messages.");
   }
 

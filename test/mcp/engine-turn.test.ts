@@ -107,4 +107,22 @@ describe("MCP tools in a full turn", () => {
     await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, second.conversation.threadId).map((m) => m.text)).toContain("second"));
     expect(toolNames(fx, 2)).toEqual(expect.arrayContaining(["fx__echo", "fx__add"]));
   });
+
+  it("keeps tools activated by tool_search for the session, across a restart, and forgets them on /new", async () => {
+    const { channel, fx } = await mcpBot({ deferred: true, servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnly: true } } });
+    fx.model.script({ toolCalls: [{ name: "tool_search", arguments: '{"query":"select:fx__add"}' }] }, { text: "activated" });
+    const first = await channel.say("get the adder");
+    const thread = first.conversation.threadId!;
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("activated"));
+    await fx.restart();
+    fx.model.script({ text: "still here" }, { text: "fresh" });
+    await channel.say("and now?", { threadId: thread, mentioned: true });
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("still here"));
+    expect(toolNames(fx, fx.model.requests.length - 1)).toContain("fx__add");
+    await channel.say("/new", { threadId: thread, mentioned: true });
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text).join("\n")).toMatch(/fresh conversation/));
+    await channel.say("after new", { threadId: thread, mentioned: true });
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("fresh"));
+    expect(toolNames(fx, fx.model.requests.length - 1)).not.toContain("fx__add");
+  });
 });
