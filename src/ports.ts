@@ -70,6 +70,11 @@ export interface DeliveryPacing {
   minIntervalMs: number;
   /** A stricter interval for some targets (Telegram groups: 20 messages a minute). */
   intervalFor?(target: ReplyTarget): number;
+  /**
+   * Limits shared by several targets: every send to `target` takes a slot from each named limit
+   * (Telegram: one per chat across its topics, and one for the whole bot).
+   */
+  sharedLimits?(target: ReplyTarget): Array<{ key: string; intervalMs: number }>;
   /** `edit`: progress lines grow one message edited in place, instead of one message per batch. */
   progressMode?: "lines" | "edit";
 }

@@ -211,8 +211,12 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     port,
     pacing: {
       minIntervalMs: 1000,
-      // Groups (negative chat ids) allow 20 messages a minute; private chats about one a second.
-      intervalFor: (target) => (target.conversationId.startsWith("-") ? 3000 : 1000),
+      // Groups (negative chat ids) allow 20 messages a minute, across all their topics; private chats
+      // about one a second; the whole bot 30 a second.
+      sharedLimits: (target) => [
+        { key: `chat:${target.account ?? ""}:${target.conversationId}`, intervalMs: target.conversationId.startsWith("-") ? 3000 : 1000 },
+        { key: `bot:${target.account ?? ""}`, intervalMs: 34 },
+      ],
       progressMode: options.editProgressInPlace ? "edit" : "lines",
     },
 

@@ -17,6 +17,8 @@ export interface ChannelOutlet {
 export class Delivery {
   private readonly queues = new Map<string, TargetQueue>();
   private readonly outlets = new Map<string, ChannelOutlet>();
+  /** When each shared limit has its next free slot. */
+  private readonly sharedNext = new Map<string, number>();
   private readonly log: Logger;
   private readonly observer: Observer;
 
@@ -40,7 +42,8 @@ export class Delivery {
       if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
       q = new TargetQueue({
         port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs,
-        progressMode: outlet.pacing.progressMode, log: this.log.child({ target: key }), observer: this.observer,
+        progressMode: outlet.pacing.progressMode,
+        beforeSend: (t) => this.takeSharedSlots(outlet.pacing, t), log: this.log.child({ target: key }), observer: this.observer,
       });
       this.queues.set(key, q);
     }
@@ -58,6 +61,22 @@ export class Delivery {
 
   run<T>(target: ReplyTarget, action: () => Promise<T>, traceId?: string): Promise<T> {
     return this.queue(target).action(action, traceId);
+  }
+
+  /**
+   * Reserves the next slot of each limit the target shares with other targets, then waits for it.
+   * Reserving first keeps the limit even when several queues send at the same moment.
+   */
+  private async takeSharedSlots(pacing: DeliveryPacing, target: ReplyTarget): Promise<void> {
+    let wait = 0;
+    const now = Date.now();
+    for (const limit of pacing.sharedLimits?.(target) ?? []) {
+      const at = Math.max(now, this.sharedNext.get(limit.key) ?? 0);
+      this.sharedNext.set(limit.key, at + limit.intervalMs);
+      wait = Math.max(wait, at - now);
+    }
+    if (this.sharedNext.size > 10_000) for (const [k, t] of this.sharedNext) if (t < now) this.sharedNext.delete(k);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
 
   /** Waits until every queue is empty, or `timeoutMs` passes. */

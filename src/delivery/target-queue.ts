@@ -33,6 +33,8 @@ export interface TargetQueueOptions {
   progressMode?: "lines" | "edit";
   /** First wait after a failed send; it doubles each time, up to 30 s (default 300 ms). */
   retryBaseMs?: number;
+  /** Waits for the slots of limits this target shares with others (see DeliveryPacing.sharedLimits). */
+  beforeSend?: (target: ReplyTarget) => Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -54,7 +56,7 @@ export class TargetQueue {
   private target: ReplyTarget;
 
   constructor(options: TargetQueueOptions) {
-    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, ...options };
+    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, beforeSend: async () => {}, ...options };
     this.target = options.target;
   }
 
@@ -195,6 +197,7 @@ export class TargetQueue {
     let rateLimits = 0;
     for (;;) {
       try {
+        await this.o.beforeSend(this.target);
         await call();
         this.lastSentAt = Date.now();
         this.o.observer.emit({ event: "delivery.sent", traceId: this.traceId, target: this.o.target.conversationId, attempts: failures + rateLimits + 1 });

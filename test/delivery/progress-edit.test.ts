@@ -111,3 +111,27 @@ describe("a send the platform refuses for good", () => {
     expect(calls).toBe(1);
   });
 });
+
+describe("limits shared by several targets", () => {
+  it("space the sends to two topics of one chat by the chat's interval", async () => {
+    const { Delivery } = await import("../../src/delivery/delivery.ts");
+    const log = silentLogger();
+    const sentAt: number[] = [];
+    const port: OutboundPort = {
+      async send() {
+        sentAt.push(Date.now());
+        return { id: String(sentAt.length) };
+      },
+    };
+    const delivery = new Delivery(log, createObserver(log));
+    delivery.addChannel("t", { port, maxMessageChars: 4096, pacing: { minIntervalMs: 0, sharedLimits: (t) => [{ key: `chat:${t.conversationId}`, intervalMs: 150 }] } });
+    await Promise.all([
+      delivery.send({ channel: "t", conversationId: "-100", threadId: "1" }, "topic one"),
+      delivery.send({ channel: "t", conversationId: "-100", threadId: "2" }, "topic two"),
+      delivery.send({ channel: "t", conversationId: "-100", threadId: "3" }, "topic three"),
+    ]);
+    sentAt.sort((a, b) => a - b);
+    expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(140);
+    expect(sentAt[2]! - sentAt[1]!).toBeGreaterThanOrEqual(140);
+  });
+});
