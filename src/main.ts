@@ -29,6 +29,7 @@ import { pruneSpilledOutput } from "./engine/record.ts";
 import type { ResolvedExecution, ToolActivation } from "./engine/types.ts";
 import { createReceiptSigner } from "./observe/receipt-signer.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
+import { watchChannelHealth } from "./observe/channel-health.ts";
 import { openRotatingLog } from "./observe/log-files.ts";
 import { createConsoleAdapter } from "../adapters/console/console-adapter.ts";
 import { createSlackAdapter } from "../adapters/slack/index.ts";
@@ -194,18 +195,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   void gateway.reportUnfinished().then((told) => {
     if (told) log.warn({ told }, "messages left unanswered by the previous process were reported to their senders");
   });
-  const watch = setInterval(() => {
-    for (const adapter of started) {
-      const health = adapter.health?.();
-      if (health && !health.ok) {
-        log.error({ channel: adapter.channel, detail: health.detail }, "channel connection lost");
-        clearInterval(watch);
-        options.onChannelFailed?.(adapter.channel, health.detail ?? "not connected");
-        return;
-      }
-    }
-  }, 2000);
-  watch.unref();
+  const stopWatching = watchChannelHealth(started, log, options.onChannelFailed);
   status.started({
     channels: adapters.map((a) => a.channel),
     health: () => adapters.filter((a) => a.health).map((a) => ({ channel: a.channel, ...a.health!() })),
@@ -219,7 +209,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     config, gateway, store, delivery, approvals, observer, adapters, mcp, log,
     stop() {
       stopping ??= (async () => {
-        clearInterval(watch);
+        stopWatching();
         log.info("shutting down");
         await gateway.close();
         for (const a of adapters) await a.stop().catch((err: Error) => log.warn({ err: err.message, channel: a.channel }, "channel stop failed"));

@@ -11,7 +11,6 @@ import {
   sessionKeyOf,
   type ApprovalClick,
   type ApprovalClickOutcome,
-  type BotCommand,
   type IngressEnvelope,
 } from "../envelope.ts";
 import type { InboundSink, OutboundPort } from "../ports.ts";
@@ -25,7 +24,8 @@ import type { Observer } from "../observe/observer.ts";
 import { progressLine } from "../observe/progress.ts";
 import type { Store } from "../store/store.ts";
 import { AccessControl, REFUSAL_TEXT } from "./access.ts";
-import { SessionLanes, type RunningTurn } from "./lanes.ts";
+import { SessionLanes } from "./lanes.ts";
+import { answerCommand } from "./commands.ts";
 
 /** What the gateway knows of one channel. */
 export interface ChannelRuntime {
@@ -134,7 +134,7 @@ export class Gateway {
     const command = parseBotCommand(env.text);
     if (command) {
       ev("command", { command });
-      return this.command(command, env, sessionKey);
+      return this.say(env, await answerCommand(command, env, sessionKey, { lanes: this.lanes, store: this.o.store, onSessionReset: this.o.onSessionReset }));
     }
 
     const busy = this.lanes.busy(sessionKey);
@@ -193,46 +193,6 @@ export class Gateway {
       this.o.log.error({ err: (err as Error).message }, "approval click failed");
       return { status: "unknown", message: "Sorry, that click could not be handled; nothing was run." };
     }
-  }
-
-  private async command(command: BotCommand, env: IngressEnvelope, sessionKey: string): Promise<void> {
-    const running = this.lanes.running(sessionKey);
-    // A command from the conversation itself (a slash command) where every thread is its own session.
-    const threads = !running && env.conversation.threadId === undefined ? this.lanes.runningUnder(sessionKey) : [];
-    if (threads.length) return this.conversationCommand(command, env, threads);
-    if (command === "stop") {
-      if (!running) return this.say(env, "Nothing is running here.");
-      running.controller.abort();
-      return this.say(env, "🛑 Stopping the current task. Finished steps keep their results; the rest will not run.");
-    }
-    if (command === "status") {
-      const queued = this.lanes.queued(sessionKey);
-      if (!running) return this.say(env, queued ? `Idle, ${queued} waiting.` : "Idle: nothing is running here.");
-      const secs = Math.round((Date.now() - running.startedAt) / 1000);
-      const what = running.text.length > 80 ? `${running.text.slice(0, 79)}…` : running.text;
-      return this.say(env, `Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
-    }
-    if (running) return this.say(env, "A task is still running here. Send /stop first, then /new.");
-    if ((await this.o.store.loadHistory(sessionKey, 1)).length === 0) {
-      return this.say(env, "There is no earlier conversation here to forget (in a threaded channel, each thread is its own).");
-    }
-    await this.o.store.resetSession(sessionKey);
-    await this.o.onSessionReset?.(sessionKey);
-    return this.say(env, "🆕 Started a fresh conversation here; I no longer see the earlier messages.");
-  }
-
-  /** /stop and /status for the threads of a conversation: the sender's own tasks are stopped. */
-  private async conversationCommand(command: BotCommand, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): Promise<void> {
-    if (command === "new") return this.say(env, "Each thread here is its own conversation: start a new thread to start fresh.");
-    if (command === "status") {
-      // Posted in the channel for everyone: say how long each runs and its reference, not what was asked.
-      const lines = threads.map(([, t]) => `• for ${Math.round((Date.now() - t.startedAt) / 1000)}s (ref ${t.traceId})`);
-      return this.say(env, `Working on ${threads.length} task${threads.length > 1 ? "s" : ""} here:\n${lines.join("\n")}`);
-    }
-    const mine = threads.filter(([, t]) => t.senderId === env.sender.id);
-    if (!mine.length) return this.say(env, "None of the running tasks here is yours; type /stop in the task's thread to stop it.");
-    for (const [, t] of mine) t.controller.abort();
-    return this.say(env, `🛑 Stopping ${mine.length} task${mine.length > 1 ? "s" : ""} you started here.`);
   }
 
   private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger, acceptedAt: number): Promise<void> {

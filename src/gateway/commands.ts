@@ -1,0 +1,54 @@
+/**
+ * The commands every channel understands — /stop, /status, /new — answered from the control lane,
+ * never behind the turn they control. Each returns the reply text.
+ */
+import type { BotCommand, IngressEnvelope } from "../envelope.ts";
+import type { Store } from "../store/store.ts";
+import type { RunningTurn, SessionLanes } from "./lanes.ts";
+
+export interface CommandDeps {
+  lanes: SessionLanes;
+  store: Store;
+  onSessionReset?: (sessionKey: string) => Promise<void>;
+}
+
+/** Carries out a command for the session of `env` and says what happened. */
+export async function answerCommand(command: BotCommand, env: IngressEnvelope, sessionKey: string, deps: CommandDeps): Promise<string> {
+  const running = deps.lanes.running(sessionKey);
+  // A command from the conversation itself (a slash command) where every thread is its own session.
+  const threads = !running && env.conversation.threadId === undefined ? deps.lanes.runningUnder(sessionKey) : [];
+  if (threads.length) return conversationCommand(command, env, threads);
+  if (command === "stop") {
+    if (!running) return "Nothing is running here.";
+    running.controller.abort();
+    return "🛑 Stopping the current task. Finished steps keep their results; the rest will not run.";
+  }
+  if (command === "status") {
+    const queued = deps.lanes.queued(sessionKey);
+    if (!running) return queued ? `Idle, ${queued} waiting.` : "Idle: nothing is running here.";
+    const secs = Math.round((Date.now() - running.startedAt) / 1000);
+    const what = running.text.length > 80 ? `${running.text.slice(0, 79)}…` : running.text;
+    return `Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`;
+  }
+  if (running) return "A task is still running here. Send /stop first, then /new.";
+  if ((await deps.store.loadHistory(sessionKey, 1)).length === 0) {
+    return "There is no earlier conversation here to forget (in a threaded channel, each thread is its own).";
+  }
+  await deps.store.resetSession(sessionKey);
+  await deps.onSessionReset?.(sessionKey);
+  return "🆕 Started a fresh conversation here; I no longer see the earlier messages.";
+}
+
+/** /stop and /status for the threads of a conversation: only the sender's own tasks are stopped. */
+function conversationCommand(command: BotCommand, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): string {
+  if (command === "new") return "Each thread here is its own conversation: start a new thread to start fresh.";
+  if (command === "status") {
+    // Posted in the channel for everyone: how long each runs and its reference, not what was asked.
+    const lines = threads.map(([, t]) => `• for ${Math.round((Date.now() - t.startedAt) / 1000)}s (ref ${t.traceId})`);
+    return `Working on ${threads.length} task${threads.length > 1 ? "s" : ""} here:\n${lines.join("\n")}`;
+  }
+  const mine = threads.filter(([, t]) => t.senderId === env.sender.id);
+  if (!mine.length) return "None of the running tasks here is yours; type /stop in the task's thread to stop it.";
+  for (const [, t] of mine) t.controller.abort();
+  return `🛑 Stopping ${mine.length} task${mine.length > 1 ? "s" : ""} you started here.`;
+}
