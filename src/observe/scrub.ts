@@ -5,9 +5,13 @@
 
 const registered = new Set<string>();
 
-/** Adds a secret value to mask everywhere (ignored when shorter than 6 characters). */
+/**
+ * Adds a secret value to mask everywhere. Short values that read as words ("ollama", "none") are
+ * not secrets worth masking and would blank out ordinary text, so they are ignored.
+ */
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 6) registered.add(value);
+  if (!value) return;
+  if (value.length >= 12 || (value.length >= 8 && /\d/.test(value) && /[A-Za-z]/.test(value))) registered.add(value);
 }
 
 const TOKEN_SHAPES: RegExp[] = [
@@ -22,15 +26,19 @@ const TOKEN_SHAPES: RegExp[] = [
   /\bxapp-[A-Za-z0-9-]{8,}/g, // Slack app-level tokens
   /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style keys
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens
-  /(?<!\d)\d{6,12}:[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens (also inside /bot<token>/ URLs)
+  /(?<!\d)\d{6,12}:(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[\w-]{30,36}(?![\w-])/g, // Telegram bot tokens (also inside /bot<token>/ URLs)
   /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot tokens
 ];
 
 /** A name that ends in a secret word: PGPASSWORD, api_key, GITHUB_TOKEN, client-secret (not "max_tokens"). */
 const SECRET_NAME = "[A-Za-z0-9_-]*(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)";
 
-/** A value that looks like a credential rather than a word or code: 8+ token characters with a digit, or 20+. */
+/**
+ * A value that looks like a credential rather than a word or code: 8+ token characters with a digit,
+ * or 20+; never a dotted name such as `self.tokenizer.decode` or `settings.API_KEY_V2`.
+ */
 function looksSecret(value: string): boolean {
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false;
   return (value.length >= 8 && /\d/.test(value) && /[A-Za-z]/.test(value)) || value.length >= 20;
 }
 
@@ -59,7 +67,7 @@ const NAMED_SECRETS: Array<[RegExp, (match: string, ...groups: string[]) => stri
     (m, name, value) => (looksSecret(value!) ? `${name}[redacted]` : m),
   ],
   // Credentials in URLs: https://user:pass@host.
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, (_m, scheme) => `${scheme}[redacted]@`],
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9._~%+-]+:[A-Za-z0-9._~%!*+=-]+@/gi, (_m, scheme) => `${scheme}[redacted]@`],
 ];
 
 /**

@@ -11,6 +11,7 @@ describe("scrubbing secrets from text", () => {
       ["PGPASSWORD=s3cr3tpass psql -h db", "PGPASSWORD=[redacted] psql -h db"],
       ["Authorization: Bearer abc.def.ghi", "Authorization: [redacted]"],
       ["postgres://admin:s3cret@db.internal:5432/app", "postgres://[redacted]@db.internal:5432/app"],
+      ["bot 110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw ok", "bot [redacted] ok"],
       ["export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123", "export GITHUB_TOKEN=[redacted]"],
       ["pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz here", "pat [redacted] here"],
       ["aws AKIAIOSFODNN7EXAMPLE key", "aws [redacted] key"],
@@ -32,6 +33,9 @@ describe("scrubbing secrets from text", () => {
       '{"token_type": "bearer"}',
       "SECRET_KEY=<your key>",
       "Set GITHUB_TOKEN=your-token-here in .env",
+      "token = self.tokenizer.decode(ids)",
+      "api_key = settings.OPENAI_API_KEY_V2",
+      "Build 20240131:release_candidate_for_the_big_launch_v2",
     ];
     for (const text of texts) expect(scrubSecrets(text)).toBe(text);
   });
@@ -42,5 +46,27 @@ describe("scrubbing secrets from text", () => {
     expect(start).not.toContain("hunter2");
     expect(fail).not.toContain("s3cr3tpass");
     expect(start).toContain("⏳ db__query");
+  });
+});
+
+describe("registered secrets", () => {
+  it("ignores short word-like values that would blank out ordinary text", async () => {
+    const { registerSecret } = await import("../../src/observe/scrub.ts");
+    registerSecret("ollama");
+    expect(scrubSecrets("install ollama, then run `ollama serve`")).toBe("install ollama, then run `ollama serve`");
+    registerSecret("Zq9-registered-secret-value");
+    expect(scrubSecrets("key Zq9-registered-secret-value here")).toBe("key [redacted] here");
+  });
+});
+
+describe("the approval summary", () => {
+  it("says when it cannot show all of the arguments", async () => {
+    const { summarizeArgs } = await import("../../src/approval/summary.ts");
+    const long = summarizeArgs({ command: `echo ${"x".repeat(1500)}; touch pwned` });
+    expect(long).toMatch(/more characters are not shown.*deny if you are unsure/);
+    const hidden = summarizeArgs({ command: "curl -H 'Authorization: Bearer abcdef0123456789' https://x" });
+    expect(hidden).toMatch(/some values are hidden as \[redacted\]/);
+    const plain = summarizeArgs({ command: "curl -s https://u:$(touch${IFS}pwned2)@example.invalid/" });
+    expect(plain).toContain("$(touch${IFS}pwned2)");
   });
 });

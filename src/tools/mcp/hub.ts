@@ -105,7 +105,7 @@ export class McpHub {
 function registerServerSecrets(server: McpServerConfig): void {
   const values = isStdioServer(server)
     ? Object.entries(server.env ?? {}).filter(([key]) => /token|key|secret|password|auth/i.test(key)).map(([, v]) => v)
-    : Object.values(server.headers ?? {});
+    : Object.entries(server.headers ?? {}).filter(([key]) => /authorization|token|key|secret|cookie|auth/i.test(key)).map(([, v]) => v);
   for (const value of values) {
     registerSecret(value);
     // "Bearer abc…": the bare token can appear without its scheme.
