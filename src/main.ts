@@ -156,6 +156,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     onSessionReset: async (key) => {
       activationState.forget(key);
       await store.deleteValue(`${ACTIVE_TOOLS}${key}`);
+      await store.forgetAlways(`session:${key}`);
     },
   });
 

@@ -20,6 +20,7 @@ export interface CardPoster {
 
 interface Waiter {
   traceId: string;
+  allowAlways: boolean;
   record: PendingApprovalRecord;
   card: ApprovalCard;
   poster: CardPoster;
@@ -123,7 +124,7 @@ export class PendingApprovals {
       const onAbort = () =>
         void endWith("cancelled", { outcome: "cancelled", source: "cancelled" }, `Cancelled: the request was stopped; ${req.tool} was not run.`);
       req.signal.addEventListener("abort", onAbort, { once: true });
-      this.waiters.set(id, { traceId: req.traceId, record, card, poster, settle });
+      this.waiters.set(id, { traceId: req.traceId, allowAlways: req.allowAlways !== false, record, card, poster, settle });
 
       poster
         .post(req.target, card)
@@ -189,9 +190,11 @@ export class PendingApprovals {
       const text =
         state === "approved"
           ? `✅ Approved by ${who(by)}: ${record.tool} runs.`
-          : state === "always"
-            ? `✅ Always allowed by ${who(by)}: ${record.tool} runs, and will not ask again here.`
-            : `🚫 Denied by ${who(by)}: ${record.tool} was not run.`;
+          : state === "always" && !waiter.allowAlways
+            ? `✅ Approved by ${who(by)}: ${record.tool} runs (it always asks, so "Always" counts once).`
+            : state === "always"
+              ? `✅ Always allowed by ${who(by)}: ${record.tool} runs, and will not ask again here.`
+              : `🚫 Denied by ${who(by)}: ${record.tool} was not run.`;
       void this.editCard(record.id, waiter.poster, waiter.card, { outcome: state, by, text });
     }
     return { status: "accepted", message: `${STATE_WORDS[state]} ${record.tool}` };

@@ -20,6 +20,8 @@ export interface ApprovalRequest {
   requester: Sender;
   target: ReplyTarget;
   signal: AbortSignal;
+  /** False when the tool always asks (approval.alwaysAsk): an "Always" answer then counts as one approval. */
+  allowAlways?: boolean;
 }
 
 /** Where a decision came from, as written to the audit log. */

@@ -39,7 +39,11 @@ export async function runExplain(argv: string[]): Promise<number> {
   if (conversationId) {
     const store = await openSqliteStore({ dataDir: config.dataDir });
     const scope =
-      config.approval.alwaysScope === "sender" ? `sender:${channel}:${sender}` : `conversation:${channel}:${conversationId}`;
+      config.approval.alwaysScope === "sender"
+        ? `sender:${channel}:${sender}`
+        : config.approval.alwaysScope === "conversation"
+          ? `conversation:${channel}:${conversationId}`
+          : `session:${channel}:${conversationId}`;
     for (const d of descriptors) if (await store.hasAlways(scope, d.name)) remembered.add(d.name);
     await store.close();
   }

@@ -20,9 +20,15 @@ export type GateOutcome =
 /** The scope an "always" decision is remembered in. */
 export function alwaysScope(exec: ResolvedExecution, state: TurnState): string {
   const env = state.envelope;
-  return exec.policy.approval.alwaysScope === "sender"
-    ? `sender:${env.channel}:${env.sender.id}`
-    : `conversation:${env.channel}:${env.conversation.id}`;
+  switch (exec.policy.approval.alwaysScope) {
+    case "sender":
+      return `sender:${env.channel}:${env.sender.id}`;
+    case "conversation":
+      return `conversation:${env.channel}:${env.conversation.id}`;
+    default:
+      // One thread (or chat) only: another person's thread in the same channel still asks.
+      return `session:${state.sessionKey}`;
+  }
 }
 
 /** Whether the call needs a person, before asking anyone (used by the repeat guard). */
@@ -72,6 +78,7 @@ export async function passApprovalGate(
     turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
     args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
     conversationId: env.conversation.id, requester: env.sender, target: env.replyTo, signal: state.signal,
+    allowAlways: !requirement.rule.startsWith("approval.alwaysAsk"),
   });
   exec.observer.emit({ event: "approval.decided", ...base, callId: call.id, outcome: decision.outcome, by: decision.by?.id, source: decision.source });
   await exec.store.appendAudit({
@@ -81,7 +88,8 @@ export async function passApprovalGate(
   const who = decision.by ? (decision.by.name ? `${decision.by.name} (${decision.by.id})` : decision.by.id) : "unknown";
   switch (decision.outcome) {
     case "always":
-      await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
+      // A tool that always asks is never remembered: the answer counts as this one approval.
+      if (!requirement.rule.startsWith("approval.alwaysAsk")) await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
       return { pass: true, standing: "approved-by-person", prompted: true };
     case "approved":
       return { pass: true, standing: "approved-by-person", prompted: true };

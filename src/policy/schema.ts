@@ -77,8 +77,8 @@ export const ApprovalConfigSchema = z.strictObject({
   timeoutMs: z.number().int().positive().default(300_000),
   /** Admins per channel who may approve anyone's call: { slack: ["U1"] }. */
   approvers: z.record(z.string(), z.array(z.string())).default({}),
-  /** Whether an "always" decision is remembered for the conversation or for the sender. */
-  alwaysScope: z.enum(["conversation", "sender"]).default("conversation"),
+  /** Where an "Always" answer holds: that thread or chat (session), the whole conversation, or the sender everywhere. */
+  alwaysScope: z.enum(["session", "conversation", "sender"]).default("session"),
 });
 
 const regexSource = z.string().refine(

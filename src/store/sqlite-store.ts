@@ -162,6 +162,10 @@ class SqliteStore implements Store {
     this.#q.rememberAlways.run({ scope, tool, at });
   }
 
+  async forgetAlways(scope: string): Promise<void> {
+    this.#q.forgetAlways.run({ scope });
+  }
+
   async hasAlways(scope: string, tool: string): Promise<boolean> {
     return this.#q.hasAlways.get({ scope, tool }) !== undefined;
   }

@@ -98,6 +98,8 @@ export interface Store {
   /** Remembers an "always" decision for a tool within a scope (conversation or sender). */
   rememberAlways(scope: string, tool: string, at: number): Promise<void>;
   hasAlways(scope: string, tool: string): Promise<boolean>;
+  /** Forgets every "always" decision of a scope (a session started afresh with `/new`). */
+  forgetAlways(scope: string): Promise<void>;
 
   appendAudit(entry: AuditEntry): Promise<void>;
   listAudit(filter?: { sessionKey?: string; kind?: string; limit?: number }): Promise<AuditEntry[]>;

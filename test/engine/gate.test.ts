@@ -92,16 +92,26 @@ describe("the approval gate", () => {
     await fx.turn("write a");
     await fx.turn("write b");
     expect(fx.approvals.requests).toHaveLength(1);
-    expect(await fx.store.hasAlways("conversation:console:c1", "write_file")).toBe(true);
+    expect(await fx.store.hasAlways("session:console:c1", "write_file")).toBe(true);
   });
 
   it("never lets a remembered Always outrank alwaysAsk", async () => {
     fx = await engineFixture({ approval: { alwaysAsk: ["write_file"] } });
-    await fx.store.rememberAlways("conversation:console:c1", "write_file", Date.now());
+    await fx.store.rememberAlways("session:console:c1", "write_file", Date.now());
     fx.approvals.answers = ["denied"];
     fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
     await fx.turn("write");
     expect(fx.approvals.requests).toHaveLength(1);
+  });
+
+  it("does not remember Always for a tool that always asks", async () => {
+    fx = await engineFixture({ approval: { alwaysAsk: ["write_file"] } });
+    fx.approvals.answers = ["always", "denied"];
+    fx.emu.script({ toolCalls: [writeCall("a.txt")] }, { text: "ok" }, { toolCalls: [writeCall("b.txt")] }, { text: "ok" });
+    await fx.turn("write a");
+    await fx.turn("write b");
+    expect(fx.approvals.requests).toHaveLength(2);
+    expect(fx.approvals.requests[0]!.allowAlways).toBe(false);
   });
 
   it("writes every approval request and decision to the audit log", async () => {
