@@ -4,7 +4,7 @@
  * payloads. The resolved card keeps the facts, shows the decision and has no buttons.
  */
 import type { ApprovalChoice } from "../../src/envelope.ts";
-import { approvalCardText, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
+import { approvalCardText, formatDuration, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
 import { escapeSlackText } from "./mrkdwn.ts";
 
 /** Prefix of every approval button's action_id; the adapter listens for it. */
@@ -38,14 +38,14 @@ function factBlocks(card: ApprovalCard): Block[] {
 
 /** The blocks of an open card, with its three buttons. */
 export function approvalCardBlocks(card: ApprovalCard, now = Date.now()): Block[] {
-  const mins = Math.max(1, Math.round((card.expiresAt - now) / 60_000));
+  const left = formatDuration(card.expiresAt - now);
   const requester = card.requester.name ? escapeSlackText(card.requester.name) : who(card.requester.id);
   const choices: ApprovalChoice[] = ["approve", "always", "deny"];
   return [
     ...factBlocks(card),
     {
       type: "context",
-      elements: [{ type: "mrkdwn", text: `Requested by ${requester} · May approve: ${card.approvers.map(who).join(", ")} · Expires in ${mins} min` }],
+      elements: [{ type: "mrkdwn", text: `Requested by ${requester} · May approve: ${card.approvers.map(who).join(", ")} · Expires in ${left}` }],
     },
     {
       type: "actions",

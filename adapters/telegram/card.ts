@@ -4,7 +4,7 @@
  * payloads, checked against Telegram's 64-byte limit before anything is sent.
  */
 import type { InlineKeyboardMarkup } from "grammy/types";
-import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
+import { formatDuration, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
 import { MessageRejectedError } from "../../src/ports.ts";
 import { escapeHtml } from "./html.ts";
 
@@ -14,14 +14,14 @@ export const MAX_CALLBACK_DATA_BYTES = 64;
 /** The card's text in Telegram HTML. */
 export function approvalCardHtml(card: ApprovalCard, now = Date.now()): string {
   const who = card.requester.name ?? card.requester.id;
-  const minutes = Math.max(1, Math.round((card.expiresAt - now) / 60_000));
+  const left = formatDuration(card.expiresAt - now);
   const expiry = new Date(card.expiresAt).toISOString().slice(11, 16);
   return [
     `🔐 <b>Approval needed:</b> <code>${escapeHtml(card.tool)}</code>`,
     card.argsSummary ? `Arguments: <code>${escapeHtml(card.argsSummary)}</code>` : "",
     `Requested by ${escapeHtml(who)}.`,
     `May approve: ${escapeHtml(card.approvers.join(", "))}.`,
-    `Expires in ${minutes} min (${expiry} UTC).`,
+    `Expires in ${left} (${expiry} UTC).`,
   ]
     .filter(Boolean)
     .join("\n");

@@ -50,14 +50,22 @@ export function approvalButtons(approvalId: string): Record<ApprovalChoice, stri
   };
 }
 
+/** A wait as a person reads it: "45 s", "5 min", "2 h". */
+export function formatDuration(ms: number): string {
+  const s = Math.max(1, Math.round(ms / 1000));
+  if (s < 90) return `${s} s`;
+  const m = Math.round(s / 60);
+  return m < 120 ? `${m} min` : `${Math.round(m / 60)} h`;
+}
+
 /** Plain-text rendering of a card, for channels without rich layouts and for logs. */
 export function approvalCardText(card: ApprovalCard): string {
   const who = card.requester.name ?? card.requester.id;
-  const mins = Math.max(1, Math.round((card.expiresAt - Date.now()) / 60_000));
+  const left = formatDuration(card.expiresAt - Date.now());
   return [
     `🔐 Approval needed: ${card.tool}`,
     card.argsSummary ? `Arguments: ${card.argsSummary}` : "",
-    `Requested by ${who}. May approve: ${card.approvers.join(", ")}. Expires in ${mins} min.`,
+    `Requested by ${who}. May approve: ${card.approvers.join(", ")}. Expires in ${left}.`,
   ]
     .filter(Boolean)
     .join("\n");

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import type { ApprovalClick, ApprovalClickOutcome, ReplyTarget } from "../envelope.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { PendingApprovalRecord, Store } from "../store/store.ts";
-import { approvalButtons, type ApprovalCard, type ApprovalResolution } from "./card.ts";
+import { approvalButtons, formatDuration, type ApprovalCard, type ApprovalResolution } from "./card.ts";
 import type { ApprovalDecision, ApprovalManager, ApprovalRequest } from "./types.ts";
 
 /** How cards reach a channel (through its delivery queue, so they keep their place in the thread). */
@@ -118,8 +118,7 @@ export class PendingApprovals {
         }
       };
       const timer = setTimeout(() => {
-        const mins = Math.round(timeoutMs / 60_000);
-        void endWith("expired", { outcome: "timeout", source: "timeout" }, `⌛ Expired: no decision within ${mins} min; ${req.tool} was not run.`);
+        void endWith("expired", { outcome: "timeout", source: "timeout" }, `⌛ Expired: no decision within ${formatDuration(timeoutMs)}; ${req.tool} was not run.`);
       }, timeoutMs);
       const onAbort = () =>
         void endWith("cancelled", { outcome: "cancelled", source: "cancelled" }, `Cancelled: the request was stopped; ${req.tool} was not run.`);

@@ -23,6 +23,10 @@ export async function runExplain(argv: string[]): Promise<number> {
     process.stderr.write("usage: gatehouse explain --channel slack --sender U123 [--conversation C1] [--no-mcp]\n");
     return 2;
   }
+  if (!["console", "slack", "discord", "telegram"].includes(channel)) {
+    process.stderr.write(`unknown channel "${channel}": use console, slack, discord or telegram\n`);
+    return 2;
+  }
   const conversationId = values.conversation as string | undefined;
   const config = loadConfig();
   const tools = builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell });

@@ -30,7 +30,13 @@ export async function runReceipts(argv: string[]): Promise<number> {
     process.stderr.write(USAGE);
     return 2;
   }
-  const receipt = parseReceipt(receiptText);
+  let receipt: { at: number; mac: string };
+  try {
+    receipt = parseReceipt(receiptText);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
   const config = loadConfig();
   const keyFile = path.join(config.dataDir, "receipt.key");
   if (!config.receipts.key && !existsSync(keyFile)) {

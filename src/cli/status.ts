@@ -7,6 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { scrubSecrets } from "../observe/scrub.ts";
 import { channelsToStart, ConfigError, configSecrets, loadConfig, rawConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { readRuntimeStatus, PID_FILE, type StatusSnapshot } from "../observe/runtime-status.ts";
@@ -64,7 +65,7 @@ export async function runStatus(argv: string[]): Promise<number> {
     out.push(...formatProbes(results));
     healthy = healthy && results.every((r) => r.ok);
   }
-  process.stdout.write(`${out.join("\n")}\n`);
+  process.stdout.write(`${scrubSecrets(out.join("\n"))}\n`);
   return healthy ? 0 : 1;
 }
 
@@ -95,7 +96,7 @@ async function statusWithInvalidConfig(error: ConfigError, deep: boolean): Promi
   out.push("", `Configuration: invalid, ${count} (${consequence}):`);
   out.push(...error.problems.map((p) => `  - ${p}`));
   out.push("Run `gatehouse doctor` to see how to fix each.");
-  process.stdout.write(`${out.join("\n")}\n`);
+  process.stdout.write(`${scrubSecrets(out.join("\n"))}\n`);
   return EXIT_INVALID_CONFIG;
 }
 

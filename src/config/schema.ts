@@ -77,6 +77,9 @@ const TelegramConfigSchema = z.strictObject({
   webhookPort: z.number().int().min(0).max(65535).optional(),
   editProgressInPlace: z.boolean().default(false),
   access: AccessConfigSchema.prefault({}),
+}).refine((t) => !t.webhookUrl || t.webhookSecret, {
+  path: ["webhookSecret"],
+  message: "TELEGRAM_WEBHOOK_SECRET is required with TELEGRAM_WEBHOOK_URL, so that only Telegram can post updates",
 });
 
 const GatewayConfigSchema = z.strictObject({

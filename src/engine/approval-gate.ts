@@ -7,6 +7,7 @@
 import { approvalRequirement } from "../policy/tool-policy.ts";
 import { summarizeArgs } from "../approval/summary.ts";
 import { createNonInteractiveApprovals } from "../approval/non-interactive.ts";
+import { formatDuration } from "../approval/card.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import { synthetic, type SyntheticResult } from "./synthetic.ts";
 import type { ResolvedExecution, TurnState } from "./types.ts";
@@ -98,7 +99,7 @@ export async function passApprovalGate(
     case "timeout":
       return {
         pass: false,
-        result: synthetic.approvalTimeout(tool, Math.round(exec.policy.approval.timeoutMs / 60_000)),
+        result: synthetic.approvalTimeout(tool, formatDuration(exec.policy.approval.timeoutMs)),
         prompted: true,
       };
     case "cancelled":

@@ -45,8 +45,8 @@ export const synthetic = {
       "no-approval-channel",
       `${tool} was not run: denied: no approval channel here (${reason ?? "this channel cannot ask a person"}), and ${tool} needs approval.`,
     ),
-  approvalTimeout: (tool: string, minutes: number) =>
-    result("approval-timeout", `${tool} was not run: timed out waiting for approval (no decision within ${minutes} min).`),
+  approvalTimeout: (tool: string, waited: string) =>
+    result("approval-timeout", `${tool} was not run: timed out waiting for approval (no decision within ${waited}).`),
   approvalCancelled: (tool: string) =>
     result("approval-cancelled", `${tool} was not run: the turn was stopped while it waited for approval.`),
   duplicate: (tool: string, ofCallId: string) =>

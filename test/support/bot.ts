@@ -85,7 +85,7 @@ export async function startTestBot(options: TestBotOptions): Promise<TestBot> {
 }
 
 /** Polls `check` until it returns a truthy value; throws with `what` after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 25_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
