@@ -29,7 +29,17 @@ const MessageSchema = z.object({
   message_thread_id: z.number().int().optional(),
   is_topic_message: z.boolean().optional(),
   reply_to_message: z.object({ message_id: z.number().int(), from: UserSchema.optional() }).optional(),
+  // Media without a caption: only which kind it is matters (the bot reads text).
+  photo: z.unknown().optional(),
+  voice: z.unknown().optional(),
+  audio: z.unknown().optional(),
+  video: z.unknown().optional(),
+  video_note: z.unknown().optional(),
+  document: z.unknown().optional(),
+  sticker: z.unknown().optional(),
 });
+
+const MEDIA_KINDS = ["photo", "voice", "audio", "video", "video_note", "document", "sticker"] as const;
 
 const CallbackQuerySchema = z.object({
   id: z.string(),
@@ -94,7 +104,9 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
   if (msg.chat.type === "channel") return { kind: "ignored", reason: "channel post" };
   if (!msg.from) return { kind: "ignored", reason: "no sender" };
   if (msg.from.is_bot) return { kind: "ignored", reason: "sent by a bot" };
-  const rawText = msg.text ?? msg.caption;
+  const media = MEDIA_KINDS.find((k) => msg[k] !== undefined);
+  // In a private chat a photo or voice message without text still gets an answer (the model says what it can do).
+  const rawText = msg.text ?? msg.caption ?? (media && msg.chat.type === "private" ? `(sent a ${media.replace("_", " ")} without text)` : undefined);
   if (rawText === undefined) return { kind: "ignored", reason: "no text (service message or media)" };
   const entities = (msg.text !== undefined ? msg.entities : msg.caption_entities) ?? [];
   const botName = `@${ctx.bot.username}`.toLowerCase();
