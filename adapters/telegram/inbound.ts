@@ -123,6 +123,7 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
     commandName !== undefined &&
     (commandTarget !== undefined ? `@${commandTarget}`.toLowerCase() === botName : OUR_COMMANDS.has(commandName.toLowerCase()));
 
+  if (commandTarget !== undefined && !isOurCommand) return { kind: "ignored", reason: "a command for another bot" };
   const isTopic = msg.is_topic_message === true && msg.message_thread_id !== undefined;
   const threadId = isTopic ? String(msg.message_thread_id) : undefined;
   // In a forum every topic message "replies" to the topic's first message; that is not a reply to the bot.

@@ -18,3 +18,19 @@ describe("Telegram messages without text", () => {
     expect(classifyUpdate(update, ctx).kind).toBe("ignored");
   });
 });
+
+describe("commands for another bot", () => {
+  it("are left alone, even in a private chat", () => {
+    const text = "/stop@other_bot";
+    const update = parseUpdate({
+      update_id: 9,
+      message: { message_id: 5, chat: { id: 42, type: "private" }, from, text, entities: [{ type: "bot_command", offset: 0, length: text.length }] },
+    })!;
+    expect(classifyUpdate(update, ctx)).toMatchObject({ kind: "ignored", reason: "a command for another bot" });
+    const ours = parseUpdate({
+      update_id: 10,
+      message: { message_id: 6, chat: { id: 42, type: "private" }, from, text: "/stop@gatehouse_bot", entities: [{ type: "bot_command", offset: 0, length: 19 }] },
+    })!;
+    expect(classifyUpdate(ours, ctx).kind).toBe("message");
+  });
+});
