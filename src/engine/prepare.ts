@@ -111,6 +111,11 @@ export async function prepareCalls(
     }
     params = valid.value as Record<string, unknown>;
     p.params = params;
+    const problem = await tool.check?.(params, { workspace: exec.knobs.workspace }).catch((err: Error) => err.message);
+    if (problem) {
+      p.result = synthetic.invalidArgs(tool.name, problem);
+      continue;
+    }
     const argsHash = hashCall(tool.name, params);
 
     // 3.4 repeat guard: the same prompt-required call asked again after it was not approved ends the turn.

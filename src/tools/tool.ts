@@ -35,6 +35,11 @@ export interface Tool<A = unknown> {
   owner: string;
   /** A short hint for the progress line ("ls -la"), from the arguments. */
   hint?(args: A): string;
+  /**
+   * Says why a call cannot run (a path outside the workspace…) before anyone is asked to approve
+   * it; undefined when it can. Checked again by `execute`.
+   */
+  check?(args: A, ctx: { workspace: string }): Promise<string | undefined>;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -277,3 +277,14 @@ describe("asking only about calls that will run", () => {
     expect(toolMessages(fx.emu.requests[2]!.body).map((m) => m.content)).toEqual(["out-a", "out-b"]);
   });
 });
+
+describe("calls that cannot run", () => {
+  it("are refused before anyone is asked to approve them", async () => {
+    fx = await engineFixture();
+    fx.approvals.answers = ["approved"];
+    fx.emu.script({ toolCalls: [writeCall("../../escape.txt")] }, { text: "ok" });
+    await fx.turn("write outside");
+    expect(fx.approvals.requests).toHaveLength(0);
+    expect(lastToolResult(fx.emu, 1)).toMatch(/write_file was not run: invalid arguments: path escapes the workspace/);
+  });
+});

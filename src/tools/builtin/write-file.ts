@@ -39,6 +39,14 @@ export function writeFileTool(options: WriteFileOptions = {}): Tool<WriteFileArg
     risk: "write",
     owner: "builtin",
     hint: (args) => (args.append ? `${args.path} (append)` : args.path),
+    async check(args, ctx) {
+      try {
+        await resolveWorkspacePath(workspaceFor(ctx, options.workspace), args.path);
+        return undefined;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    },
     async execute(args, ctx) {
       const bytes = Buffer.byteLength(args.content);
       if (bytes > maxBytes) return failed(`content is ${bytes} bytes; write_file accepts at most ${maxBytes} per call (append in parts)`);
