@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer } from "node:net";
+import { freePort } from "../support/free-port.ts";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../emulators/telegram/index.ts";
 import { startBotProcess, type BotProcess } from "./process.ts";
@@ -14,14 +14,6 @@ afterEach(async () => {
   await telegram?.close();
   await model?.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("npm start with TELEGRAM_WEBHOOK_URL", () => {
   it("listens where the webhook URL points, registers it with the secret, and answers pushed updates", async () => {

@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { freePort } from "../support/free-port.ts";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { TOOLS, useModelEmulator } from "./client-fixture.ts";
@@ -138,12 +138,4 @@ function sink(lines: string[]) {
       done();
     },
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }

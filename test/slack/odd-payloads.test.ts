@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/observe/logger.ts";
+import { useHttpModeAdapter } from "./http-setup.ts";
 import { ALICE, GENERAL, createSlackHarness, type SlackHarness } from "./harness.ts";
 import { RecordingSink, settle, until } from "./support.ts";
-import { createSlackAdapter, type SlackChannelAdapter } from "../../adapters/slack/adapter.ts";
-import { startSlackEmulator, type Delivery, type SlackEmulator } from "../emulators/slack/index.ts";
+import type { Delivery } from "../emulators/slack/index.ts";
 
 /** JSON log lines the adapter wrote, parsed. */
 type LogLine = { level: number; msg: string; [key: string]: unknown };
@@ -117,36 +117,21 @@ describe("Slack payloads with missing fields or of kinds the app does not use (S
 });
 
 describe("Slack payloads with missing fields or of kinds the app does not use (HTTP mode)", () => {
-  const SECRET = "emulator-signing-secret";
-  let emu: SlackEmulator;
-  let adapter: SlackChannelAdapter;
-  let sink: RecordingSink;
-
-  beforeEach(async () => {
-    emu = await startSlackEmulator();
-    adapter = createSlackAdapter({ botToken: emu.botToken, signingSecret: SECRET, apiUrl: emu.apiUrl, http: { port: 0, host: "127.0.0.1" } });
-    sink = new RecordingSink();
-    await adapter.start(sink);
-    emu.useHttp({ url: adapter.eventsUrl!, signingSecret: SECRET });
-  });
-  afterEach(async () => {
-    await adapter.stop();
-    await emu.close();
-  });
+  const http = useHttpModeAdapter();
 
   it("answers a slash command without a user with the short error in the response", async () => {
-    const body = emu.slashCommandBody(GENERAL, ALICE, "/gatehouse", "stop");
+    const body = http.emu.slashCommandBody(GENERAL, ALICE, "/gatehouse", "stop");
     delete body.user_id;
-    const d = await emu.deliverRaw("slash_commands", body);
+    const d = await http.emu.deliverRaw("slash_commands", body);
     expect(d.status).toBe(200);
     expect(d.timing.ms!).toBeLessThan(3000);
     expect(JSON.parse(String(d.timing.ackPayload))).toMatchObject({ response_type: "ephemeral", text: expect.stringMatching(/^Gatehouse could not read this command/) });
     await settle();
-    expect(sink.envelopes).toHaveLength(0);
+    expect(http.sink.envelopes).toHaveLength(0);
   });
 
   it("answers a modal submission with 200 at once", async () => {
-    const d = await emu.deliverRaw("interactive", { type: "view_submission", api_app_id: "A0APP", team: { id: "T0TEAM" }, user: { id: ALICE }, view: { id: "V1", callback_id: "x", state: { values: {} } } });
+    const d = await http.emu.deliverRaw("interactive", { type: "view_submission", api_app_id: "A0APP", team: { id: "T0TEAM" }, user: { id: ALICE }, view: { id: "V1", callback_id: "x", state: { values: {} } } });
     expect(d.status).toBe(200);
     expect(d.timing.ms!).toBeLessThan(3000);
   });
