@@ -22,7 +22,7 @@ import { createModelClient } from "./model/openai-client.ts";
 import type { ModelClient } from "./model/types.ts";
 import { checkModelEndpoint } from "./model/endpoint-check.ts";
 import { Delivery } from "./delivery/delivery.ts";
-import { PendingApprovals, type CardPoster } from "./approval/pending-approvals.ts";
+import { PendingApprovals } from "./approval/pending-approvals.ts";
 import { approvalManagerFor } from "./approval/choose-manager.ts";
 import { Gateway } from "./gateway/gateway.ts";
 import { pruneSpilledOutput } from "./engine/record.ts";
@@ -98,8 +98,6 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const approvals = new PendingApprovals({
     store, log, observer, timeoutMs: config.approval.timeoutMs, admins: (channel) => config.approval.approvers[channel] ?? [],
   });
-  const stale = await approvals.recoverAfterRestart();
-  if (stale.length) log.info({ expired: stale.length }, "pending approvals from before the restart marked expired");
 
   const pruned = await pruneSpilledOutput(path.join(config.dataDir, "spill"));
   if (pruned) log.info({ pruned }, "old saved tool output removed");
@@ -160,7 +158,6 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     },
   });
 
-  const posters = new Map<string, CardPoster>();
   const adapters = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
   for (const adapter of adapters) {
     delivery.addChannel(adapter.channel, {
@@ -169,7 +166,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,
       policy: { tools: config.tools, approval: config.approval, loop: config.loop },
-      approvals: approvalManagerFor(adapter, approvals, delivery, config.approval.timeoutMs, posters),
+      approvals: approvalManagerFor(adapter, approvals, delivery, config.approval.timeoutMs),
       knobs: {
         maxIterations: config.engine.maxIterations, maxToolResultChars: config.engine.maxToolResultChars,
         spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,
@@ -192,7 +189,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     await store.close();
     throw err;
   }
-  void approvals.closeStaleCards(stale, (channel) => posters.get(channel));
+  // Turns parked or checkpointed by the previous process continue; their cards stay live.
+  const live = await gateway.resumeSaved();
+  const recovered = await approvals.recover(live);
+  if (live.size || recovered.closed) log.info({ parked: live.size, ...recovered }, "turns and approvals from before the restart recovered");
   void gateway.reportUnfinished().then((told) => {
     if (told) log.warn({ told }, "messages left unanswered by the previous process were reported to their senders");
   });
@@ -212,7 +212,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       stopping ??= (async () => {
         stopWatching();
         log.info("shutting down");
-        await gateway.close();
+        await gateway.close(config.gateway.shutdownGraceMs);
+        approvals.close();
         for (const a of adapters) await a.stop().catch((err: Error) => log.warn({ err: err.message, channel: a.channel }, "channel stop failed"));
         await mcp.close();
         status.stopped();

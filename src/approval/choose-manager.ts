@@ -16,7 +16,6 @@ export function approvalManagerFor(
   approvals: PendingApprovals,
   delivery: Delivery,
   timeoutMs: number,
-  posters: Map<string, CardPoster>,
 ): ApprovalManager {
   if (adapter.prompt) {
     return createConsoleApprovals({
@@ -30,8 +29,7 @@ export function approvalManagerFor(
       resolve: (target, messageId, card, resolution) =>
         delivery.run(target, () => resolveApproval.call(adapter.port, target, messageId, card, resolution)),
     };
-    posters.set(adapter.channel, poster);
-    return approvals.managerFor(poster);
+    return approvals.managerFor(adapter.channel, poster);
   }
   return createNonInteractiveApprovals();
 }

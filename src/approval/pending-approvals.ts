@@ -1,16 +1,18 @@
 /**
  * Pending approvals for channels that show buttons (the backchannel): a stored record per
- * request, a card posted in the thread, and one atomic compare-and-set when someone clicks.
- * A click is accepted only from an allowed approver; a second click, a click after expiry and a
- * click on a card from before a restart run nothing and say why.
+ * request, a card posted in the thread, and one atomic compare-and-set when someone clicks, the
+ * timeout passes or the turn is stopped. Nothing waits in memory: the decision is handed to the
+ * listeners (the gateway resumes the parked turn), and a card stays live across restarts until
+ * its timeout — its record and its expiry are in the store. A click is accepted only from an
+ * allowed approver; a second click and a click after expiry run nothing and say why.
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { ApprovalClick, ApprovalClickOutcome, ReplyTarget } from "../envelope.ts";
 import type { Observer } from "../observe/observer.ts";
-import type { PendingApprovalRecord, Store } from "../store/store.ts";
+import type { ApprovalState, PendingApprovalRecord, Store } from "../store/store.ts";
 import { approvalButtons, formatDuration, type ApprovalCard, type ApprovalResolution } from "./card.ts";
-import type { ApprovalDecision, ApprovalManager, ApprovalRequest } from "./types.ts";
+import type { ApprovalDecision, ApprovalManager, ApprovalRequest, ApprovalWaiting } from "./types.ts";
 
 /** How cards reach a channel (through its delivery queue, so they keep their place in the thread). */
 export interface CardPoster {
@@ -18,13 +20,10 @@ export interface CardPoster {
   resolve(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void>;
 }
 
-interface Waiter {
-  traceId: string;
-  allowAlways: boolean;
+/** A decision that ended a pending approval, for the turn parked on it. */
+export interface SettledApproval {
   record: PendingApprovalRecord;
-  card: ApprovalCard;
-  poster: CardPoster;
-  settle: (decision: ApprovalDecision) => void;
+  decision: ApprovalDecision;
 }
 
 export interface PendingApprovalsOptions {
@@ -38,50 +37,67 @@ export interface PendingApprovalsOptions {
 
 const who = (p: { id?: string; name?: string }) => p.name ?? p.id ?? "someone";
 const STATE_WORDS: Record<string, string> = { approved: "approved", always: "always allowed", denied: "denied" };
+/** setTimeout's longest delay; a later expiry is re-armed when it passes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Decisions kept for a turn that has not asked for its decision yet (bounded: a turn that is gone never asks). */
+const MAX_UNCLAIMED = 10_000;
+
+/** The decision a settled record stands for (a restart lost the in-memory one). */
+export function decisionOfRecord(record: PendingApprovalRecord): ApprovalDecision | undefined {
+  const by = record.decidedById ? { id: record.decidedById, name: record.decidedByName } : undefined;
+  switch (record.state) {
+    case "pending":
+      return undefined;
+    case "approved":
+    case "always":
+    case "denied":
+      return { outcome: record.state, by, source: "backchannel" };
+    case "expired":
+      return { outcome: "timeout", source: "timeout" };
+    case "cancelled":
+      return { outcome: "cancelled", source: "cancelled" };
+  }
+}
 
 export class PendingApprovals {
-  private readonly waiters = new Map<string, Waiter>();
   private readonly options: PendingApprovalsOptions;
+  private readonly posters = new Map<string, CardPoster>();
+  /** Expiry timers of the approvals pending in this process, with the trace id of their turn. */
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; traceId?: string }>();
+  private readonly listeners: Array<(settled: SettledApproval) => boolean> = [];
+  private readonly unclaimed = new Map<string, ApprovalDecision>();
 
   constructor(options: PendingApprovalsOptions) {
     this.options = options;
   }
 
-  /** Expires approvals left pending by a previous process (their turns are gone); returns them. */
-  async recoverAfterRestart(): Promise<PendingApprovalRecord[]> {
-    const stale = await this.options.store.listApprovals("pending");
-    await this.options.store.expireAllPending(Date.now());
-    return stale;
+  /**
+   * Calls `fn` with every decision (click, timeout, stop) that ends a pending approval; `fn` returns
+   * true when it handed the decision to the waiting turn. Otherwise the decision is kept for `claim`.
+   */
+  onSettled(fn: (settled: SettledApproval) => boolean): void {
+    this.listeners.push(fn);
   }
 
-  /** Edits the cards of approvals that a restart expired, so that no live buttons are left behind. */
-  async closeStaleCards(stale: PendingApprovalRecord[], posterFor: (channel: string) => CardPoster | undefined): Promise<void> {
-    for (const record of stale) {
-      const poster = posterFor(record.channel);
-      if (!poster || !record.cardMessageId) continue;
-      const card: ApprovalCard = {
-        approvalId: record.id, tool: record.tool, argsSummary: record.argsSummary,
-        requester: { id: record.requesterId, name: record.requesterName }, approvers: record.approvers,
-        expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
-      };
-      const text = `⌛ Expired: the bot restarted before anyone decided; ${record.tool} was not run.`;
-      await poster.resolve(record.target, record.cardMessageId, card, { outcome: "expired", text }).catch((err: Error) => {
-        this.options.log.warn({ err: err.message, approvalId: record.id }, "stale approval card could not be updated");
-      });
-    }
-  }
-
-  /** Approvals waiting for a click in this process. */
-  get pendingCount(): number {
-    return this.waiters.size;
-  }
-
-  /** An approval manager that asks through `poster`'s cards. */
-  managerFor(poster: CardPoster): ApprovalManager {
+  /** An approval manager that asks through `poster`'s cards on `channel`. */
+  managerFor(channel: string, poster: CardPoster): ApprovalManager {
+    this.posters.set(channel, poster);
     return { kind: "backchannel", request: (req) => this.request(req, poster) };
   }
 
-  async request(req: ApprovalRequest, poster: CardPoster): Promise<ApprovalDecision> {
+  /** Approvals waiting for a decision in this process. */
+  get pendingCount(): number {
+    return this.timers.size;
+  }
+
+  /** The trace id of the turn waiting on an approval, when known here. */
+  traceOf(approvalId: string): string | undefined {
+    return this.timers.get(approvalId)?.traceId;
+  }
+
+  /** Records the request, posts the card (without waiting for it) and arms the expiry. */
+  async request(req: ApprovalRequest, poster: CardPoster): Promise<ApprovalDecision | ApprovalWaiting> {
+    if (req.signal.aborted) return { outcome: "cancelled", source: "cancelled" };
     const { store, timeoutMs } = this.options;
     const now = Date.now();
     const id = randomBytes(9).toString("base64url");
@@ -90,66 +106,77 @@ export class PendingApprovals {
       id, sessionKey: req.sessionKey, turnId: req.turnId, callId: req.callId, tool: req.tool, argsHash: req.argsHash,
       argsSummary: req.argsSummary, channel: req.channel, requesterId: req.requester.id, requesterName: req.requester.name,
       approvers: [req.requester.id, ...admins], target: req.target, createdAt: now, expiresAt: now + timeoutMs, state: "pending",
+      allowAlways: req.allowAlways !== false,
     };
     await store.createApproval(record);
-    const card: ApprovalCard = {
-      approvalId: id, tool: req.tool, argsSummary: req.argsSummary, requester: req.requester,
-      approvers: [`${who(req.requester)} (who asked)`, ...admins], expiresAt: record.expiresAt, buttons: approvalButtons(id),
-    };
-    if (req.signal.aborted) return { outcome: "cancelled", source: "cancelled" };
+    this.arm(record, req.traceId);
+    poster
+      .post(req.target, cardOf(record))
+      .then(async (messageId) => {
+        if (!messageId) return;
+        await store.setApprovalCardMessage(id, messageId);
+        // Decided while the card queued behind other messages: the posted card must show it.
+        const fresh = await store.getApproval(id);
+        if (fresh && fresh.state !== "pending") await this.editCard(fresh, resolutionOf(fresh));
+      })
+      .catch(async (err: Error) => {
+        this.options.log.warn({ err: err.message, approvalId: id }, "approval card could not be posted");
+        await this.settle(record, "cancelled", {}, {
+          outcome: "unavailable", source: "backchannel", reason: `the approval card could not be posted: ${err.message}`,
+        }, false);
+      });
+    return { outcome: "waiting", approvalId: id, expiresAt: record.expiresAt };
+  }
 
-    return new Promise<ApprovalDecision>((resolve) => {
-      let done = false;
-      const settle = (decision: ApprovalDecision) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        req.signal.removeEventListener("abort", onAbort);
-        this.waiters.delete(id);
-        resolve(decision);
-      };
-      // Set when the request ends without a click; a card posted after that must still show it.
-      let ended: ApprovalResolution | undefined;
-      const endWith = async (state: "expired" | "cancelled", decision: ApprovalDecision, text: string) => {
-        if (await store.decideApproval(id, state, {}, Date.now())) {
-          settle(decision);
-          ended = { outcome: state === "expired" ? "expired" : "cancelled", text };
-          await this.editCard(id, poster, card, ended);
-        }
-      };
-      const timer = setTimeout(() => {
-        void endWith("expired", { outcome: "timeout", source: "timeout" }, `⌛ Expired: no decision within ${formatDuration(timeoutMs)}; ${req.tool} was not run.`);
-      }, timeoutMs);
-      const onAbort = () =>
-        void endWith("cancelled", { outcome: "cancelled", source: "cancelled" }, `Cancelled: the request was stopped; ${req.tool} was not run.`);
-      req.signal.addEventListener("abort", onAbort, { once: true });
-      this.waiters.set(id, { traceId: req.traceId, allowAlways: req.allowAlways !== false, record, card, poster, settle });
-
-      poster
-        .post(req.target, card)
-        .then(async (messageId) => {
-          if (messageId) {
-            record.cardMessageId = messageId;
-            await store.setApprovalCardMessage(id, messageId);
-            // The wait may have timed out or been stopped while the card queued behind other messages.
-            if (ended) await this.editCard(id, poster, card, ended);
-          }
-        })
-        .catch(async (err: Error) => {
-          this.options.log.warn({ err: err.message, approvalId: id }, "approval card could not be posted");
-          if (await store.decideApproval(id, "cancelled", {}, Date.now())) {
-            settle({ outcome: "unavailable", source: "backchannel", reason: `the approval card could not be posted: ${err.message}` });
-          }
+  /**
+   * At start: re-arms the approvals whose turns are parked in the store (`live`, approval id →
+   * trace id), so their cards stay usable; expires the others (their turns are gone) and closes
+   * their cards. An approval whose timeout passed while the bot was down expires now.
+   */
+  async recover(live: Map<string, string>): Promise<{ rearmed: number; closed: number }> {
+    const { store, log } = this.options;
+    let rearmed = 0;
+    let closed = 0;
+    for (const record of await store.listApprovals("pending")) {
+      if (live.has(record.id)) {
+        this.arm(record, live.get(record.id));
+        rearmed++;
+        continue;
+      }
+      const text = `⌛ Expired: the bot restarted and the task that asked is gone; ${record.tool} was not run.`;
+      if (await store.decideApproval(record.id, "expired", {}, Date.now())) {
+        closed++;
+        await this.editCard(record, { outcome: "expired", text }).catch((err: Error) => {
+          log.warn({ err: err.message, approvalId: record.id }, "stale approval card could not be updated");
         });
-    });
+      }
+    }
+    return { rearmed, closed };
+  }
+
+  /**
+   * The decision on an approval, if one was made: claimed once by the turn parked on it (a decision
+   * made in this process before the turn asked, or one the store holds from before a restart).
+   */
+  async claim(approvalId: string): Promise<ApprovalDecision | undefined> {
+    const known = this.unclaimed.get(approvalId);
+    if (known) {
+      this.unclaimed.delete(approvalId);
+      return known;
+    }
+    const record = await this.options.store.getApproval(approvalId);
+    if (!record) return { outcome: "unavailable", source: "backchannel", reason: "the approval request is gone from the store" };
+    return decisionOfRecord(record);
+  }
+
+  /** Ends a pending approval because its turn was stopped (`/stop`, `/new`); false when it was already decided. */
+  async cancel(approvalId: string): Promise<boolean> {
+    const record = await this.options.store.getApproval(approvalId);
+    if (!record || record.state !== "pending") return false;
+    return this.settle(record, "cancelled", {}, { outcome: "cancelled", source: "cancelled" });
   }
 
   /** Handles a click. Fast: one read and one compare-and-set; the card edit happens after. */
-  /** The trace id of the turn waiting on an approval, when it waits in this process. */
-  traceOf(approvalId: string): string | undefined {
-    return this.waiters.get(approvalId)?.traceId;
-  }
-
   async decide(click: ApprovalClick): Promise<ApprovalClickOutcome> {
     const { store, observer } = this.options;
     const record = await store.getApproval(click.approvalId);
@@ -159,16 +186,11 @@ export class PendingApprovals {
     if (record.state !== "pending") return this.finalOutcome(record);
     const now = Date.now();
     if (now >= record.expiresAt) {
-      const w = this.waiters.get(record.id);
-      if (await store.decideApproval(record.id, "expired", {}, now) && w) {
-        w.settle({ outcome: "timeout", source: "timeout" });
-        const text = `⌛ Expired: no decision in time; ${record.tool} was not run.`;
-        void this.editCard(record.id, w.poster, w.card, { outcome: "expired", text });
-      }
+      await this.expire(record);
       return { status: "expired", message: "This approval has expired; nothing was run. Ask the bot again." };
     }
     if (!record.approvers.includes(click.actor.id)) {
-      observer.emit({ event: "approval.click_refused", traceId: this.waiters.get(record.id)?.traceId, approvalId: record.id, sessionKey: record.sessionKey, actor: click.actor.id });
+      observer.emit({ event: "approval.click_refused", traceId: this.traceOf(record.id), approvalId: record.id, sessionKey: record.sessionKey, actor: click.actor.id });
       await store.appendAudit({
         at: now, kind: "approval.click_refused", sessionKey: record.sessionKey, channel: record.channel, tool: record.tool,
         argsHash: record.argsHash, actorId: click.actor.id, actorName: click.actor.name, source: "backchannel", outcome: "not-allowed",
@@ -177,26 +199,59 @@ export class PendingApprovals {
       return { status: "not-allowed", message: `You may not approve this. Only ${allowed.join(", ")} may decide.` };
     }
     const state = click.choice === "approve" ? "approved" : click.choice === "always" ? "always" : "denied";
-    const won = await store.decideApproval(record.id, state, { id: click.actor.id, name: click.actor.name }, now);
+    const by = { id: click.actor.id, name: click.actor.name };
+    const won = await this.settle(record, state, by, { outcome: state, by, source: "backchannel" });
     if (!won) {
       const fresh = await store.getApproval(record.id);
       return fresh ? this.finalOutcome(fresh) : { status: "unknown", message: "This approval is gone; nothing was run." };
     }
-    const by = { id: click.actor.id, name: click.actor.name };
-    const waiter = this.waiters.get(record.id);
-    if (waiter) {
-      waiter.settle({ outcome: state, by, source: "backchannel" });
-      const text =
-        state === "approved"
-          ? `✅ Approved by ${who(by)}: ${record.tool} runs.`
-          : state === "always" && !waiter.allowAlways
-            ? `✅ Approved by ${who(by)}: ${record.tool} runs (it always asks, so "Always" counts once).`
-            : state === "always"
-              ? `✅ Always allowed by ${who(by)}: ${record.tool} runs, and will not ask again here.`
-              : `🚫 Denied by ${who(by)}: ${record.tool} was not run.`;
-      void this.editCard(record.id, waiter.poster, waiter.card, { outcome: state, by, text });
-    }
     return { status: "accepted", message: `${STATE_WORDS[state]} ${record.tool}` };
+  }
+
+  /** Cancels the expiry timers (shutdown); the approvals stay pending in the store for the next start. */
+  close(): void {
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private arm(record: PendingApprovalRecord, traceId?: string): void {
+    const delay = Math.max(0, Math.min(record.expiresAt - Date.now(), MAX_TIMER_MS));
+    const timer = setTimeout(() => {
+      if (Date.now() < record.expiresAt) return this.arm(record, traceId);
+      void this.expire(record).catch((err: Error) => this.options.log.warn({ err: err.message, approvalId: record.id }, "approval could not expire"));
+    }, delay);
+    timer.unref();
+    clearTimeout(this.timers.get(record.id)?.timer);
+    this.timers.set(record.id, { timer, traceId });
+  }
+
+  private async expire(record: PendingApprovalRecord): Promise<void> {
+    await this.settle(record, "expired", {}, { outcome: "timeout", source: "timeout" });
+  }
+
+  /**
+   * The one compare-and-set that ends a pending approval; the winner hands the decision to the
+   * listeners and edits the card. False for every caller but the first.
+   */
+  private async settle(
+    record: PendingApprovalRecord,
+    state: Exclude<ApprovalState, "pending">,
+    by: { id?: string; name?: string },
+    decision: ApprovalDecision,
+    edit = true,
+  ): Promise<boolean> {
+    if (!(await this.options.store.decideApproval(record.id, state, by, Date.now()))) return false;
+    clearTimeout(this.timers.get(record.id)?.timer);
+    this.timers.delete(record.id);
+    const settled: PendingApprovalRecord = { ...record, state, decidedById: by.id, decidedByName: by.name };
+    let taken = false;
+    for (const fn of this.listeners) taken = fn({ record: settled, decision }) || taken;
+    if (!taken) {
+      if (this.unclaimed.size >= MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value!);
+      this.unclaimed.set(record.id, decision);
+    }
+    if (edit) void this.editCard(settled, resolutionOf(settled));
+    return true;
   }
 
   private finalOutcome(record: PendingApprovalRecord): ApprovalClickOutcome {
@@ -207,13 +262,44 @@ export class PendingApprovals {
     return { status: "already-decided", message: `Already decided by ${by} (${STATE_WORDS[record.state] ?? record.state}).` };
   }
 
-  private async editCard(id: string, poster: CardPoster, card: ApprovalCard, resolution: ApprovalResolution): Promise<void> {
-    const record = await this.options.store.getApproval(id);
-    if (!record?.cardMessageId) return;
+  private async editCard(record: PendingApprovalRecord, resolution: ApprovalResolution): Promise<void> {
+    const poster = this.posters.get(record.channel);
+    const messageId = record.cardMessageId ?? (await this.options.store.getApproval(record.id))?.cardMessageId;
+    if (!poster || !messageId) return;
     try {
-      await poster.resolve(record.target, record.cardMessageId, card, resolution);
+      await poster.resolve(record.target, messageId, cardOf(record), resolution);
     } catch (err) {
-      this.options.log.warn({ err: (err as Error).message, approvalId: id }, "approval card could not be updated");
+      this.options.log.warn({ err: (err as Error).message, approvalId: record.id }, "approval card could not be updated");
     }
+  }
+}
+
+/** The card of a record, as it was posted. */
+function cardOf(record: PendingApprovalRecord): ApprovalCard {
+  const admins = record.approvers.filter((a) => a !== record.requesterId);
+  const requester = { id: record.requesterId, name: record.requesterName };
+  return {
+    approvalId: record.id, tool: record.tool, argsSummary: record.argsSummary, requester,
+    approvers: [`${who(requester)} (who asked)`, ...admins], expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
+  };
+}
+
+/** What a decided card says. */
+function resolutionOf(record: PendingApprovalRecord): ApprovalResolution {
+  const by = record.decidedById ? { id: record.decidedById, name: record.decidedByName } : undefined;
+  const tool = record.tool;
+  switch (record.state) {
+    case "approved":
+      return { outcome: "approved", by, text: `✅ Approved by ${who(by ?? {})}: ${tool} runs.` };
+    case "always":
+      return record.allowAlways === false
+        ? { outcome: "always", by, text: `✅ Approved by ${who(by ?? {})}: ${tool} runs (it always asks, so "Always" counts once).` }
+        : { outcome: "always", by, text: `✅ Always allowed by ${who(by ?? {})}: ${tool} runs, and will not ask again here.` };
+    case "denied":
+      return { outcome: "denied", by, text: `🚫 Denied by ${who(by ?? {})}: ${tool} was not run.` };
+    case "cancelled":
+      return { outcome: "cancelled", text: `Cancelled: the request was stopped; ${tool} was not run.` };
+    default:
+      return { outcome: "expired", text: `⌛ Expired: no decision within ${formatDuration(record.expiresAt - record.createdAt)}; ${tool} was not run.` };
   }
 }

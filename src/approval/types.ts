@@ -35,8 +35,19 @@ export interface ApprovalDecision {
   reason?: string;
 }
 
+/**
+ * The question was posted (a card in the thread) and a person answers later: the turn parks, and
+ * the decision, when it comes, resumes it (see PendingApprovals.onDecision).
+ */
+export interface ApprovalWaiting {
+  outcome: "waiting";
+  approvalId: string;
+  expiresAt: number;
+}
+
 export interface ApprovalManager {
   /** `console`, `backchannel` or `non-interactive`. */
   readonly kind: string;
-  request(request: ApprovalRequest): Promise<ApprovalDecision>;
+  /** Asks; resolves with the decision when it is known at once, or with `waiting` when a person answers later. */
+  request(request: ApprovalRequest): Promise<ApprovalDecision | ApprovalWaiting>;
 }

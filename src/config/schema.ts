@@ -87,6 +87,11 @@ const GatewayConfigSchema = z.strictObject({
   /** Messages waiting behind a running turn in one session, at most. */
   maxQueuedPerSession: z.number().int().min(0).max(100).default(5),
   dedupeTtlMs: z.number().int().min(1000).default(24 * 3600_000),
+  /**
+   * At shutdown, how long a computing turn may finish its current step (a model request, a running
+   * tool) before it is cut short; it then continues after the restart from its last checkpoint.
+   */
+  shutdownGraceMs: z.number().int().min(0).max(60_000).default(4000),
 });
 
 const HttpToolConfigSchema = z.strictObject({

@@ -9,6 +9,7 @@ import { summarizeArgs } from "../approval/summary.ts";
 import { createNonInteractiveApprovals } from "../approval/non-interactive.ts";
 import { formatDuration } from "../approval/card.ts";
 import type { AnyTool } from "../tools/tool.ts";
+import type { ApprovalDecision } from "../approval/types.ts";
 import { synthetic, type SyntheticResult } from "./synthetic.ts";
 import type { ResolvedExecution, TurnState } from "./types.ts";
 
@@ -50,19 +51,32 @@ export async function requirementOf(
   );
 }
 
-/** Runs the gate for one call whose requirement is known. */
+/** A call whose requirement is known, as the gate sees it. */
+export interface GateCall {
+  id: string;
+  tool: string;
+  params: Record<string, unknown>;
+  argsHash: string;
+}
+
+/** What asking produced: a gate outcome now, or a wait for a person (the turn parks). */
+export type GateStep =
+  | { kind: "outcome"; outcome: GateOutcome }
+  | { kind: "waiting"; approvalId: string; expiresAt: number };
+
+/** Runs the gate for one call whose requirement is known: passes it, or asks the turn's approval manager. */
 export async function passApprovalGate(
   exec: ResolvedExecution,
   state: TurnState,
-  call: { id: string; tool: AnyTool; params: Record<string, unknown>; argsHash: string },
+  call: GateCall,
   requirement: { requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string },
-): Promise<GateOutcome> {
-  if (requirement.requirement === "not-required") return { pass: true, standing: "not-required", prompted: false };
+): Promise<GateStep> {
+  if (requirement.requirement === "not-required") return { kind: "outcome", outcome: { pass: true, standing: "not-required", prompted: false } };
   if (requirement.requirement === "approved-by-policy") {
-    return { pass: true, standing: "approved-by-policy", prompted: false };
+    return { kind: "outcome", outcome: { pass: true, standing: "approved-by-policy", prompted: false } };
   }
   const env = state.envelope;
-  const tool = call.tool.name;
+  const tool = call.tool;
   const base = { traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel, tool, argsHash: call.argsHash };
   state.emit({ type: "approval.waiting", callId: call.id, tool });
   exec.observer.emit({ event: "approval.requested", ...base, callId: call.id, manager: exec.approvals.kind, rule: requirement.rule });
@@ -75,12 +89,30 @@ export async function passApprovalGate(
     exec.approvals.kind === "backchannel" && !env.capabilities.inlineApproval
       ? createNonInteractiveApprovals("buttons cannot be shown where this message came from")
       : exec.approvals;
-  const decision = await manager.request({
+  const answer = await manager.request({
     turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
     args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
     conversationId: env.conversation.id, requester: env.sender, target: env.replyTo, signal: state.signal,
     allowAlways: !requirement.rule.startsWith("approval.alwaysAsk"),
   });
+  if (answer.outcome === "waiting") return { kind: "waiting", approvalId: answer.approvalId, expiresAt: answer.expiresAt };
+  return { kind: "outcome", outcome: await applyDecision(exec, state, call, requirement.rule, answer) };
+}
+
+/**
+ * Turns a person's (or the timeout's) decision into the gate's outcome: written to the audit log,
+ * "always" remembered. Used at once for immediate answers, and when a parked turn resumes.
+ */
+export async function applyDecision(
+  exec: ResolvedExecution,
+  state: TurnState,
+  call: GateCall,
+  rule: string,
+  decision: ApprovalDecision,
+): Promise<GateOutcome> {
+  const env = state.envelope;
+  const tool = call.tool;
+  const base = { traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel, tool, argsHash: call.argsHash };
   exec.observer.emit({ event: "approval.decided", ...base, callId: call.id, outcome: decision.outcome, by: decision.by?.id, source: decision.source });
   await exec.store.appendAudit({
     at: Date.now(), kind: "approval.decided", ...base, actorId: decision.by?.id, actorName: decision.by?.name,
@@ -90,7 +122,7 @@ export async function passApprovalGate(
   switch (decision.outcome) {
     case "always":
       // A tool that always asks is never remembered: the answer counts as this one approval.
-      if (!requirement.rule.startsWith("approval.alwaysAsk")) await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
+      if (!rule.startsWith("approval.alwaysAsk")) await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
       return { pass: true, standing: "approved-by-person", prompted: true };
     case "approved":
       return { pass: true, standing: "approved-by-person", prompted: true };

@@ -2,9 +2,10 @@
  * Step 4 — dispatch. Owns running the prepared calls: in parallel only when the knob is on, more
  * than one call is runnable, none needed a person and none is tool_search; otherwise in order,
  * checking cancellation before each call. Finished calls keep their real results; calls not
- * started when the turn is stopped get an "interrupted" result.
+ * started when the turn is stopped get an "interrupted" result. Before a call starts, the turn's
+ * checkpoint says it runs, so that a restart never runs it twice: it is reported interrupted.
  */
-import type { ToolResult } from "../tools/tool.ts";
+import type { AnyTool, ToolResult } from "../tools/tool.ts";
 import { synthetic } from "./synthetic.ts";
 import type { PreparedCall } from "./prepare.ts";
 import type { ResolvedExecution, TurnState } from "./types.ts";
@@ -16,10 +17,22 @@ export interface DispatchedCall extends PreparedCall {
   ran: boolean;
 }
 
-async function runOne(exec: ResolvedExecution, state: TurnState, p: PreparedCall): Promise<DispatchedCall> {
+/** Where a batch's dispatch stands, saved in the turn's checkpoint. */
+export interface DispatchProgress {
+  /** Results so far, by position in the batch. */
+  done: Array<DispatchedCall | null>;
+  /** Positions of calls started and not finished. */
+  running: number[];
+}
+
+/** Tools by name for this turn (the availability computed for it); undefined when no longer offered. */
+export type ToolLookup = (name: string) => AnyTool | undefined;
+
+async function runOne(exec: ResolvedExecution, state: TurnState, p: PreparedCall, toolOf: ToolLookup): Promise<DispatchedCall> {
   if (p.result) return { ...p, result: p.result, ms: 0, ran: false };
   if (state.signal.aborted) return { ...p, result: synthetic.interrupted(p.call.name), ms: 0, ran: false };
-  const tool = p.tool!;
+  const tool = toolOf(p.call.name);
+  if (!tool) return { ...p, result: synthetic.noLongerOffered(p.call.name), ms: 0, ran: false };
   let hint: string | undefined;
   try {
     hint = tool.hint?.(p.params);
@@ -66,12 +79,44 @@ export function mayRunInParallel(exec: ResolvedExecution, prepared: PreparedCall
   );
 }
 
-/** Runs a prepared batch; the result array keeps the model's order. */
-export async function dispatchCalls(exec: ResolvedExecution, state: TurnState, prepared: PreparedCall[]): Promise<DispatchedCall[]> {
-  if (mayRunInParallel(exec, prepared)) {
-    return Promise.all(prepared.map((p) => runOne(exec, state, p)));
+/**
+ * Runs a prepared batch; the result array keeps the model's order. `progress` holds what a
+ * previous process finished (a turn resumed after a restart); `save` is called with the
+ * progress before calls start, so the checkpoint knows what was running. Undefined when the
+ * bot started shutting down between two calls (the turn then parks).
+ */
+export async function dispatchCalls(
+  exec: ResolvedExecution,
+  state: TurnState,
+  prepared: PreparedCall[],
+  toolOf: ToolLookup,
+  progress: DispatchProgress = { done: [], running: [] },
+  save: (progress: DispatchProgress) => Promise<void> = async () => {},
+): Promise<DispatchedCall[] | undefined> {
+  // Calls that were running when the previous process stopped: their outcome is unknown, never run them twice.
+  for (const i of progress.running) {
+    const p = prepared[i];
+    if (p && !progress.done[i]) progress.done[i] = { ...p, result: synthetic.interruptedByRestart(p.call.name), ms: 0, ran: false };
   }
-  const out: DispatchedCall[] = [];
-  for (const p of prepared) out.push(await runOne(exec, state, p));
-  return out;
+  progress.running = [];
+  const pending = prepared.map((p, i) => ({ p, i })).filter(({ i }) => !progress.done[i]);
+  if (mayRunInParallel(exec, pending.map(({ p }) => p))) {
+    progress.running = pending.filter(({ p }) => !p.result).map(({ i }) => i);
+    await save(progress);
+    const results = await Promise.all(pending.map(({ p }) => runOne(exec, state, p, toolOf)));
+    pending.forEach(({ i }, k) => (progress.done[i] = results[k]!));
+    progress.running = [];
+  } else {
+    for (const { p, i } of pending) {
+      // Shutting down: stop at this boundary; the checkpoint holds what finished.
+      if (!p.result && state.draining?.()) return undefined;
+      if (!p.result && !state.signal.aborted) {
+        progress.running = [i];
+        await save(progress);
+      }
+      progress.done[i] = await runOne(exec, state, p, toolOf);
+      progress.running = [];
+    }
+  }
+  return prepared.map((p, i) => progress.done[i] ?? { ...p, result: synthetic.interrupted(p.call.name), ms: 0, ran: false });
 }

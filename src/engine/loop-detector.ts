@@ -31,7 +31,8 @@ export interface LoopVerdict {
   reason?: string;
 }
 
-interface Attempt {
+/** One call the detector has seen (plain data, saved with a parked turn). */
+export interface LoopAttempt {
   name: string;
   argsCanonical: string;
   /** sha256 of the output; absent until recorded (and forever for calls that never ran). */
@@ -46,10 +47,17 @@ const RANK: Record<LoopLevel, number> = { ok: 0, warn: 1, block: 2, abort: 3 };
 /** Watches one turn's tool calls for loops. */
 export class LoopDetector {
   private readonly config: LoopConfig;
-  private readonly history: Attempt[] = [];
+  private readonly history: LoopAttempt[];
 
-  constructor(config: LoopConfig) {
+  /** `history`: what a detector of the same turn saw before (a parked turn resuming). */
+  constructor(config: LoopConfig, history: LoopAttempt[] = []) {
     this.config = config;
+    this.history = history.slice(-WINDOW).map((a) => ({ ...a }));
+  }
+
+  /** What the detector has seen, to be saved with the turn and given back to a new detector. */
+  snapshot(): LoopAttempt[] {
+    return this.history.map((a) => ({ ...a }));
   }
 
   /** Judges a call about to run, and counts it as an attempt. */
@@ -134,7 +142,7 @@ export class LoopDetector {
     const previous = this.history.slice(0, -1).filter((a) => a.name === call.name);
     const latest = previous.findLast((a) => a.outputHash !== undefined)?.outputHash;
     if (latest === undefined) return undefined;
-    const run: Attempt[] = [];
+    const run: LoopAttempt[] = [];
     for (let i = previous.length - 1; i >= 0; i--) {
       const hash = previous[i].outputHash;
       if (hash !== undefined && hash !== latest) break;

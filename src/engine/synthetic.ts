@@ -17,7 +17,9 @@ export type SyntheticKind =
   | "approval-cancelled"
   | "duplicate"
   | "loop-blocked"
-  | "interrupted";
+  | "interrupted"
+  | "interrupted-by-restart"
+  | "no-longer-offered";
 
 export interface SyntheticResult extends ToolResult {
   success: false;
@@ -53,6 +55,13 @@ export const synthetic = {
     result("duplicate", `${tool} was not run again: duplicate of call ${ofCallId} in the same batch; use that call's result.`),
   loopBlocked: (tool: string, reason: string) => result("loop-blocked", `${tool} was not run: blocked by the loop detector: ${reason}`),
   interrupted: (tool: string) => result("interrupted", `${tool} was not run: interrupted, the turn was stopped before it ran.`),
+  interruptedByRestart: (tool: string) =>
+    result(
+      "interrupted-by-restart",
+      `${tool} was interrupted by a restart of the bot while it ran; whether it finished is unknown, and it was not run again.`,
+    ),
+  noLongerOffered: (tool: string) =>
+    result("no-longer-offered", `${tool} was not run: the tool is no longer available (its server may be down).`),
 };
 
 /** True for results produced by the engine rather than by running the tool. */

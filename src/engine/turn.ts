@@ -3,16 +3,24 @@
  * the assistant's tool-call turn and the ordered results, and continues until final text,
  * cancellation, the iteration cap (then one last tool-less call asking for a summary), or a
  * guard that ends the turn. The history it returns never holds a tool call without its result.
+ *
+ * The turn is a resumable state machine over its TurnRecord (turn-record.ts): a call that needs
+ * a person parks it (the record is saved, the turn returns `parked`), and `resumeTurn` continues
+ * it from the record with the decision — in this process or in one started after a restart. Each
+ * step boundary (a model reply in hand, a call about to run, a batch recorded) is a checkpoint.
  */
 import { canonicalJson } from "../observe/receipts.ts";
 import { ModelError, type ChatMessage, type ModelReply } from "../model/types.ts";
 import { LoopDetector } from "./loop-detector.ts";
 import { computeAvailability } from "./availability.ts";
 import { parseToolCalls } from "./parse.ts";
-import { prepareCalls, type TurnGuards } from "./prepare.ts";
+import { prepareCall, preparedAfterDecision, type TurnGuards } from "./prepare.ts";
 import { dispatchCalls } from "./dispatch.ts";
 import { recordResults } from "./record.ts";
-import type { ResolvedExecution, TurnOutcome, TurnState } from "./types.ts";
+import { applyDecision } from "./approval-gate.ts";
+import { encodeTurnRecord, TURN_RECORD_VERSION, type TurnRecord } from "./turn-record.ts";
+import type { ApprovalDecision } from "../approval/types.ts";
+import type { ParkedOutcome, ResolvedExecution, TurnOutcome, TurnResult, TurnState } from "./types.ts";
 
 const EMPTY_ANSWER = "(The model returned an empty answer. Try rephrasing, or check the model endpoint.)";
 const SUMMARY_REQUEST =
@@ -29,82 +37,146 @@ function systemMessage(exec: ResolvedExecution, deferredPrompt?: string): ChatMe
 }
 
 /** Runs one turn for one inbound message. Never throws for model or tool failures. */
-export async function runTurn(exec: ResolvedExecution, state: TurnState): Promise<TurnOutcome> {
+export async function runTurn(exec: ResolvedExecution, state: TurnState): Promise<TurnResult> {
+  const record: TurnRecord = {
+    version: TURN_RECORD_VERSION, turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey,
+    envelope: state.envelope, startedAt: Date.now(), newMessages: [userMessage(state)], iteration: 0,
+    guards: { unapprovedPrompts: [], loop: [], callIds: [] },
+  };
+  return advance(exec, state, record);
+}
+
+/**
+ * Continues a turn from its record: a parked turn with the decision on its waiting call, or a
+ * checkpoint left by a process that stopped. `state.history` is the session's history without
+ * this turn's messages (they are in the record).
+ */
+export async function resumeTurn(exec: ResolvedExecution, state: TurnState, record: TurnRecord, decision?: ApprovalDecision): Promise<TurnResult> {
+  return advance(exec, state, record, decision);
+}
+
+async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRecord, decision?: ApprovalDecision): Promise<TurnResult> {
   const log = exec.log.child({ traceId: state.traceId, sessionKey: state.sessionKey });
-  const newMessages: ChatMessage[] = [userMessage(state)];
-  const conversation: ChatMessage[] = [...state.history, ...newMessages];
-  const guards: TurnGuards = { unapprovedPrompts: new Set(), loop: new LoopDetector(exec.policy.loop), callIds: new Set() };
-  const finish = (outcome: TurnOutcome): TurnOutcome => {
+  const { newMessages } = record;
+  const guards: TurnGuards = {
+    unapprovedPrompts: new Set(record.guards.unapprovedPrompts),
+    loop: new LoopDetector(exec.policy.loop, record.guards.loop),
+    callIds: new Set(record.guards.callIds),
+    endTurn: record.guards.endTurn,
+  };
+  const conversation = (): ChatMessage[] => [...state.history, ...newMessages];
+  const draining = () => state.draining?.() === true;
+  const save = async () => {
+    record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };
+    await exec.store.saveTurn(encodeTurnRecord(record));
+  };
+  const park = async (reason: ParkedOutcome["reason"], persist = true): Promise<ParkedOutcome> => {
+    if (persist) await save();
+    const waiting = record.batch?.waiting;
+    const tool = waiting ? record.batch!.calls[waiting.index]?.name : undefined;
+    exec.observer.emit({ event: "turn.parked", traceId: state.traceId, sessionKey: state.sessionKey, reason, approvalId: waiting?.approvalId, tool });
+    return { status: "parked", reason, turnId: record.turnId, approvalId: waiting?.approvalId, tool };
+  };
+  const finish = async (outcome: TurnOutcome): Promise<TurnOutcome> => {
+    await exec.store.deleteTurn(record.turnId);
     exec.observer.emit({ event: "turn.finish", traceId: state.traceId, sessionKey: state.sessionKey, status: outcome.status });
     return outcome;
   };
-  const stopped = (): TurnOutcome => {
+  // Stopped by /stop; while shutting down, the turn parks at its last checkpoint instead.
+  const stopped = async (): Promise<TurnResult> => {
+    if (draining()) return park("shutdown", false);
     const text = "Stopped.";
     newMessages.push({ role: "assistant", content: text });
     return finish({ status: "cancelled", text, newMessages });
   };
+  const answer = async (text: string, status: TurnOutcome["status"]): Promise<TurnOutcome> => {
+    newMessages.push({ role: "assistant", content: text });
+    state.emit({ type: "final", text });
+    return finish({ status, text, newMessages });
+  };
 
   try {
-    for (let iteration = 0; iteration < exec.knobs.maxIterations; iteration++) {
-      if (state.signal.aborted) return stopped();
-      const availability = computeAvailability(exec, state);
-      exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
-      const asked = performance.now();
-      const reply: ModelReply = await exec.model.complete({
-        messages: [systemMessage(exec, availability.deferredPrompt), ...conversation],
-        tools: availability.specs,
-        signal: state.signal,
-        onTextDelta: (text) => state.emit({ type: "text.delta", text }),
-      });
-      exec.observer.emit({
-        event: "model.reply", traceId: state.traceId, sessionKey: state.sessionKey, iteration,
-        ms: Math.round(performance.now() - asked), toolCalls: reply.toolCalls.length, chars: reply.text.length,
-      });
-      if (reply.toolCalls.length === 0) {
-        const text = reply.text.trim() === "" ? EMPTY_ANSWER : reply.text;
-        newMessages.push({ role: "assistant", content: text });
-        state.emit({ type: "final", text });
-        return finish({ status: "done", text, newMessages });
+    for (;;) {
+      if (!record.batch) {
+        if (state.signal.aborted) return await stopped();
+        if (draining()) return await park("shutdown");
+        if (record.iteration >= exec.knobs.maxIterations) break;
+        const availability = computeAvailability(exec, state);
+        const iteration = record.iteration;
+        exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
+        const asked = performance.now();
+        const reply: ModelReply = await exec.model.complete({
+          messages: [systemMessage(exec, availability.deferredPrompt), ...conversation()],
+          tools: availability.specs,
+          signal: state.signal,
+          onTextDelta: (text) => state.emit({ type: "text.delta", text }),
+        });
+        exec.observer.emit({
+          event: "model.reply", traceId: state.traceId, sessionKey: state.sessionKey, iteration,
+          ms: Math.round(performance.now() - asked), toolCalls: reply.toolCalls.length, chars: reply.text.length,
+        });
+        if (reply.toolCalls.length === 0) return await answer(reply.text.trim() === "" ? EMPTY_ANSWER : reply.text, "done");
+
+        const calls = parseToolCalls(reply.toolCalls, state.turnId, guards.callIds);
+        const assistant: ChatMessage = {
+          role: "assistant",
+          content: reply.text.trim() === "" ? null : reply.text,
+          tool_calls: calls.map((c) => ({
+            id: c.id,
+            type: "function",
+            function: { name: c.name, arguments: c.parseError ? "{}" : JSON.stringify(c.args) },
+          })),
+        };
+        record.batch = { assistant, calls, prepared: [], decided: {}, firstOfKind: {} };
+        if (draining()) return await park("shutdown");
       }
 
-      const calls = parseToolCalls(reply.toolCalls, state.turnId, guards.callIds);
-      const assistant: ChatMessage = {
-        role: "assistant",
-        content: reply.text.trim() === "" ? null : reply.text,
-        tool_calls: calls.map((c) => ({
-          id: c.id,
-          type: "function",
-          function: { name: c.name, arguments: c.parseError ? "{}" : JSON.stringify(c.args) },
-        })),
-      };
-      const prepared = await prepareCalls(exec, state, calls, availability, guards);
-      const dispatched = await dispatchCalls(exec, state, prepared);
+      const batch = record.batch;
+      const availability = computeAvailability(exec, state);
+      if (batch.waiting) {
+        const waiting = batch.waiting;
+        const call = batch.calls[waiting.index]!;
+        if (!decision) return await park("approval", false);
+        const gate = await applyDecision(exec, state, { id: call.id, tool: call.name, params: waiting.params, argsHash: waiting.argsHash }, waiting.rule, decision);
+        batch.prepared.push(preparedAfterDecision(exec, call, waiting, gate, guards, batch));
+        batch.waiting = undefined;
+        decision = undefined;
+      }
+      while (batch.prepared.length < batch.calls.length) {
+        const index = batch.prepared.length;
+        const step = await prepareCall(exec, state, batch.calls[index]!, availability, guards, batch);
+        if (step.kind === "waiting") {
+          batch.waiting = { index, ...step.waiting };
+          return await park("approval");
+        }
+        batch.prepared.push(step.prepared);
+      }
+
+      batch.dispatch ??= { done: [], running: [] };
+      const dispatched = await dispatchCalls(exec, state, batch.prepared, (name) => availability.offered.get(name), batch.dispatch, save);
+      if (!dispatched) return await park("shutdown");
+      if (state.signal.aborted && draining()) return await park("shutdown", false);
       for (const d of dispatched) {
         if (d.ran) guards.loop.record({ name: d.call.name, argsCanonical: canonicalJson(d.params) }, d.result.output ?? "");
       }
       const results = await recordResults(exec, state, dispatched);
-      newMessages.push(assistant, ...results);
-      conversation.push(assistant, ...results);
+      newMessages.push(batch.assistant, ...results);
+      record.batch = undefined;
+      record.iteration++;
 
-      if (guards.endTurn) {
-        newMessages.push({ role: "assistant", content: guards.endTurn });
-        state.emit({ type: "final", text: guards.endTurn });
-        return finish({ status: "stopped", text: guards.endTurn, newMessages });
-      }
-      if (state.signal.aborted) return stopped();
+      if (guards.endTurn) return await answer(guards.endTurn, "stopped");
+      if (state.signal.aborted) return await stopped();
+      await save();
     }
 
     log.info({ maxIterations: exec.knobs.maxIterations }, "iteration cap reached; asking for a summary");
     state.emit({ type: "notice", text: `⚠️ Reached the limit of ${exec.knobs.maxIterations} steps; summarizing.` });
     const summary = await exec.model.complete({
-      messages: [systemMessage(exec), ...conversation, { role: "user", content: SUMMARY_REQUEST }],
+      messages: [systemMessage(exec), ...conversation(), { role: "user", content: SUMMARY_REQUEST }],
       tools: [],
       signal: state.signal,
     });
-    const text = summary.text.trim() === "" ? EMPTY_ANSWER : summary.text;
-    newMessages.push({ role: "assistant", content: text });
-    state.emit({ type: "final", text });
-    return finish({ status: "done", text, newMessages });
+    return await answer(summary.text.trim() === "" ? EMPTY_ANSWER : summary.text, "done");
   } catch (err) {
     if (state.signal.aborted) return stopped();
     const message = err instanceof ModelError ? err.message : "an internal error stopped this request";

@@ -77,9 +77,30 @@ export interface TurnState {
   history: ChatMessage[];
   signal: AbortSignal;
   emit: (event: TurnEvent) => void;
+  /**
+   * True once the bot is shutting down: the turn saves its checkpoint at the next step boundary
+   * and parks, to continue after the restart. A turn aborted while draining parks too (its last
+   * checkpoint stands) instead of ending as stopped.
+   */
+  draining?: () => boolean;
 }
 
 export type TurnStatus = "done" | "cancelled" | "failed" | "stopped";
+
+/** What running (or resuming) a turn gives back: its end, or the news that it parked. */
+export type TurnResult = TurnOutcome | ParkedOutcome;
+
+/**
+ * A turn that left memory: its record is in the store. `approval`: it waits for a person's
+ * decision on `approvalId`; `shutdown`: it stopped at a step boundary and continues after a restart.
+ */
+export interface ParkedOutcome {
+  status: "parked";
+  reason: "approval" | "shutdown";
+  turnId: string;
+  approvalId?: string;
+  tool?: string;
+}
 
 export interface TurnOutcome {
   status: TurnStatus;

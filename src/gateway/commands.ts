@@ -20,15 +20,30 @@ export async function answerCommand(command: BotCommand, env: IngressEnvelope, s
   if (threads.length) return conversationCommand(command, env, threads);
   if (command === "stop") {
     if (!running) return "Nothing is running here.";
+    const waitingFor = running.waitingFor;
     running.controller.abort();
+    if (waitingFor) return `🛑 Stopping the task that waits for approval of ${waitingFor.tool ?? "a tool"}; it will not run.`;
     return "🛑 Stopping the current task. Finished steps keep their results; the rest will not run.";
   }
   if (command === "status") {
     const queued = deps.lanes.queued(sessionKey);
     if (!running) return queued ? `Idle, ${queued} waiting.` : "Idle: nothing is running here.";
-    const secs = Math.round((Date.now() - running.startedAt) / 1000);
     const what = running.text.length > 80 ? `${running.text.slice(0, 79)}…` : running.text;
+    if (running.waitingFor) {
+      const secs = Math.round((Date.now() - running.waitingFor.since) / 1000);
+      return `Waiting ${secs}s for approval of ${running.waitingFor.tool ?? "a tool"} for: "${what}" (ref ${running.traceId}). ${queued} waiting.`;
+    }
+    const secs = Math.round((Date.now() - running.startedAt) / 1000);
     return `Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`;
+  }
+  if (running?.waitingFor) {
+    // A task parked for approval ends without a trace in the fresh conversation; its card is cancelled.
+    const { tool } = running.waitingFor;
+    running.discard = true;
+    running.controller.abort();
+    await deps.store.resetSession(sessionKey);
+    await deps.onSessionReset?.(sessionKey);
+    return `🆕 Cancelled the task waiting for approval of ${tool ?? "a tool"} and started a fresh conversation here.`;
   }
   if (running) return "A task is still running here. Send /stop first, then /new.";
   if ((await deps.store.loadHistory(sessionKey, 1)).length === 0) {
@@ -48,6 +63,7 @@ function conversationCommand(command: BotCommand, env: IngressEnvelope, threads:
     return `Working on ${threads.length} task${threads.length > 1 ? "s" : ""} here:\n${lines.join("\n")}`;
   }
   const mine = threads.filter(([, t]) => t.senderId === env.sender.id);
+  // Parked tasks are stopped too: their cards are cancelled.
   if (!mine.length) return "None of the running tasks here is yours; type /stop in the task's thread to stop it.";
   for (const [, t] of mine) t.controller.abort();
   return `🛑 Stopping ${mine.length} task${mine.length > 1 ? "s" : ""} you started here.`;

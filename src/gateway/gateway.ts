@@ -1,7 +1,8 @@
 /**
  * The gateway: what every channel hands its inbound events to. Dedupe, access, commands and
- * approval clicks (the control lane: handled at once), then the session lane, the turn, and the
- * reply through delivery. Every message gets an answer or a clear error with its reference id.
+ * approval clicks (the control lane: handled at once), then the session lane, where the turn
+ * driver runs the turn and hands its reply to delivery. Every message gets an answer or a clear
+ * error with its reference id.
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
@@ -16,16 +17,15 @@ import {
 import type { InboundSink, OutboundPort } from "../ports.ts";
 import type { PendingApprovals } from "../approval/pending-approvals.ts";
 import type { Delivery } from "../delivery/delivery.ts";
-import { keepTyping } from "../delivery/typing.ts";
-import { runTurn } from "../engine/turn.ts";
-import type { ResolvedExecution, TurnEvent } from "../engine/types.ts";
-import type { ChatMessage } from "../model/types.ts";
+import type { ResolvedExecution } from "../engine/types.ts";
 import type { Observer } from "../observe/observer.ts";
-import { progressLine } from "../observe/progress.ts";
 import type { Store } from "../store/store.ts";
 import { AccessControl, REFUSAL_TEXT } from "./access.ts";
 import { SessionLanes } from "./lanes.ts";
 import { answerCommand } from "./commands.ts";
+import { INFLIGHT, TurnDriver } from "./turn-driver.ts";
+
+export { trimHistory } from "./turn-driver.ts";
 
 /** What the gateway knows of one channel. */
 export interface ChannelRuntime {
@@ -48,32 +48,23 @@ export interface GatewayOptions {
   onSessionReset?: (sessionKey: string) => Promise<void>;
 }
 
-/** Store keys of messages accepted but not yet answered, so that a crash does not lose them silently. */
-const INFLIGHT = "inflight:";
-
 /** A short id for a message's whole story; shown in error replies, carried by every log line. */
 export const newTraceId = () => randomBytes(5).toString("hex");
-
-/**
- * Drops leading messages until the history starts where a model may start reading: at a user
- * message, or at an assistant answer that is not a tool call (never at tool results whose call
- * was cut off by the history limit).
- */
-export function trimHistory(history: ChatMessage[]): ChatMessage[] {
-  const start = history.findIndex((m) => m.role === "user" || (m.role === "assistant" && !m.tool_calls?.length));
-  return start < 0 ? [] : history.slice(start);
-}
 
 export class Gateway {
   private readonly channels = new Map<string, ChannelRuntime>();
   private readonly access = new AccessControl();
   readonly lanes: SessionLanes;
   private readonly o: GatewayOptions;
+  private readonly driver: TurnDriver;
   private closing = false;
+  /** Traces of turns resumed from the store at start: their messages are not reported unfinished. */
+  private readonly resumedTraces = new Set<string>();
 
   constructor(options: GatewayOptions) {
     this.o = options;
     this.lanes = new SessionLanes(options);
+    this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing });
   }
 
   addChannel(channel: string, runtime: ChannelRuntime): void {
@@ -134,7 +125,10 @@ export class Gateway {
     const command = parseBotCommand(env.text);
     if (command) {
       ev("command", { command });
-      return this.say(env, await answerCommand(command, env, sessionKey, { lanes: this.lanes, store: this.o.store, onSessionReset: this.o.onSessionReset }));
+      return this.say(
+        env,
+        await answerCommand(command, env, sessionKey, { lanes: this.lanes, store: this.o.store, onSessionReset: this.o.onSessionReset }),
+      );
     }
 
     const busy = this.lanes.busy(sessionKey);
@@ -142,7 +136,7 @@ export class Gateway {
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
     await this.o.store.setValue(inflightKey, JSON.stringify({ replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt }));
-    const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, sessionKey, runtime, log, acceptedAt));
+    const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, runtime, acceptedAt));
     // Notices go the way progress lines go, so that a burst of them is posted as one message.
     if (!queued.accepted) {
       await this.o.store.deleteValue(inflightKey);
@@ -162,6 +156,8 @@ export class Gateway {
     const unfinished = await this.o.store.listValues(INFLIGHT);
     let told = 0;
     for (const { key, value } of unfinished) {
+      // A turn that continues from the store answers for itself.
+      if (this.resumedTraces.has(key.slice(INFLIGHT.length))) continue;
       try {
         const record = JSON.parse(value) as { replyTo: IngressEnvelope["replyTo"]; text: string };
         // A channel not started this time keeps its records until it is.
@@ -195,46 +191,34 @@ export class Gateway {
     }
   }
 
-  private async turn(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime, log: Logger, acceptedAt: number): Promise<void> {
+  /**
+   * Resumes the turns a previous process left in the store (parked for a person, or stopped at a
+   * checkpoint), each in its session's lane. Call once at start, before approvals are re-armed and
+   * unfinished messages are reported. Returns the approval ids the parked turns wait for, with
+   * their trace ids.
+   */
+  async resumeSaved(): Promise<Map<string, string>> {
+    const live = new Map<string, string>();
+    for (const stored of await this.o.store.listTurns()) {
+      const runtime = this.channels.get(stored.channel);
+      // A channel not started this time keeps its turns until it is.
+      if (!runtime) continue;
+      if (!this.driver.resume(stored, runtime)) continue;
+      this.resumedTraces.add(stored.traceId);
+      if (stored.waitingApprovalId) live.set(stored.waitingApprovalId, stored.traceId);
+    }
+    return live;
+  }
+
+  private async turn(env: IngressEnvelope, runtime: ChannelRuntime, acceptedAt: number): Promise<void> {
     const traceId = env.traceId!;
     if (this.closing) {
-      // Queued behind a turn that shutdown cancelled: say so instead of starting work now.
-      this.o.observer.emit({ event: "turn.skipped", traceId, sessionKey, reason: "shutting down" });
+      // Queued behind a turn when shutdown began: say so instead of starting work now.
+      this.o.observer.emit({ event: "turn.skipped", traceId, sessionKey: sessionKeyOf(env), reason: "shutting down" });
       await this.reply(env, "I'm restarting and did not get to this message; please send it again in a minute.");
       return this.o.store.deleteValue(`${INFLIGHT}${traceId}`);
     }
-    const controller = new AbortController();
-    const turnId = `t${randomBytes(4).toString("hex")}`;
-    const end = this.lanes.begin(sessionKey, { turnId, traceId, senderId: env.sender.id, controller, startedAt: Date.now(), text: env.text });
-    const stopTyping = keepTyping(runtime.port, env.replyTo, log);
-    const emit = (event: TurnEvent) => {
-      const line = progressLine(event);
-      if (line) this.o.delivery.progress(env.replyTo, line, traceId);
-    };
-    try {
-      const history = trimHistory(await this.o.store.loadHistory(sessionKey, this.o.historyLimit));
-      this.o.observer.emit({ event: "turn.start", traceId, sessionKey, turnId, historyMessages: history.length, laneWaitMs: Date.now() - acceptedAt });
-      const outcome = await runTurn(runtime.exec, {
-        turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit,
-      });
-      await this.o.store.appendHistory(sessionKey, outcome.newMessages);
-      stopTyping();
-      const text =
-        outcome.status === "failed"
-          ? `⚠️ Sorry, I couldn't finish this: ${outcome.error} (ref ${traceId})`
-          : outcome.status === "cancelled" && this.closing
-            ? "🛑 I'm restarting, so I stopped this task before it finished. Please send it again in a minute."
-            : outcome.text;
-      const delivered = await this.reply(env, text);
-      this.o.observer.emit({ event: delivered ? "reply.delivered" : "reply.failed", traceId, sessionKey, status: outcome.status });
-    } catch (err) {
-      log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
-      await this.reply(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);
-    } finally {
-      stopTyping();
-      end();
-      await this.o.store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
-    }
+    await this.driver.start(env, `t${randomBytes(4).toString("hex")}`, runtime, acceptedAt);
   }
 
   /** Posts a reply; false (and an error line) when the platform would not take it. */
@@ -253,15 +237,25 @@ export class Gateway {
   }
 
   /** Running turns and waiting messages, for status. */
-  status(): { runningTurns: number; pendingApprovals: number } {
-    return { runningTurns: this.lanes.runningCount, pendingApprovals: this.o.approvals.pendingCount };
+  status(): { runningTurns: number; parkedTurns: number; pendingApprovals: number } {
+    return { runningTurns: this.lanes.runningCount, parkedTurns: this.lanes.parkedCount, pendingApprovals: this.o.approvals.pendingCount };
   }
 
-  /** Stops accepting, cancels running turns, waits for them and for delivery. */
+  /**
+   * Stops accepting. Parked turns stay in the store; computing turns finish the step they are in
+   * (a model request, a running tool) and park at the next boundary, to continue after the
+   * restart. Past `timeoutMs` the rest are aborted (their last checkpoint stands). Then delivery
+   * is flushed.
+   */
   async close(timeoutMs = 4000): Promise<void> {
     this.closing = true;
-    this.lanes.abortAll();
-    await Promise.race([this.lanes.idle(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    this.driver.close();
+    const idle = this.lanes.idle();
+    const graceOver = await Promise.race([idle.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), timeoutMs).unref())]);
+    if (graceOver) {
+      this.lanes.abortAll();
+      await Promise.race([idle, new Promise((r) => setTimeout(r, 500).unref())]);
+    }
     await this.o.delivery.flush(timeoutMs);
   }
 }

@@ -1,7 +1,10 @@
 /**
- * Lanes: one turn at a time per session key, a global cap on concurrent turns, and the record
- * of what is running (for /stop and /status). Approval clicks and commands never enter a session
- * lane, so they never wait behind the turn they control.
+ * Lanes: one turn at a time per session key, and a global cap on the model and tool work that
+ * runs at once. The two are apart: a turn holds its session's lane from start to end (so a
+ * thread's next message waits, also while the turn is parked for a person), but holds one of the
+ * `maxConcurrentTurns` slots only while it computes. Also the record of what runs or waits (for
+ * /stop and /status). Approval clicks and commands never enter a session lane, so they never
+ * wait behind the turn they control.
  */
 import PQueue from "p-queue";
 
@@ -12,40 +15,47 @@ export interface RunningTurn {
   controller: AbortController;
   startedAt: number;
   text: string;
+  /** Set while the turn is parked: the approval it waits for. */
+  waitingFor?: { approvalId: string; tool?: string; since: number };
+  /** `/new` while parked: the turn ends without adding to the (reset) history or answering. */
+  discard?: boolean;
 }
 
 export type EnqueueResult = { accepted: true; ahead: number } | { accepted: false; waiting: number };
 
 export class SessionLanes {
-  private readonly global: PQueue;
+  private readonly slots: PQueue;
   private readonly lanes = new Map<string, PQueue>();
   private readonly runningTurns = new Map<string, RunningTurn>();
   private readonly maxQueuedPerSession: number;
 
   constructor(options: { maxConcurrentTurns: number; maxQueuedPerSession: number }) {
-    this.global = new PQueue({ concurrency: options.maxConcurrentTurns });
+    this.slots = new PQueue({ concurrency: options.maxConcurrentTurns });
     this.maxQueuedPerSession = options.maxQueuedPerSession;
   }
 
   /** Queues a turn in its session's lane; refused when the lane already holds its cap. */
-  enqueue(sessionKey: string, job: () => Promise<void>): EnqueueResult {
+  enqueue(sessionKey: string, job: () => Promise<void>, options: { force?: boolean } = {}): EnqueueResult {
     let lane = this.lanes.get(sessionKey);
     if (!lane) {
       lane = new PQueue({ concurrency: 1 });
       this.lanes.set(sessionKey, lane);
     }
     const ahead = lane.size + lane.pending;
-    if (lane.size >= this.maxQueuedPerSession && lane.pending > 0) return { accepted: false, waiting: lane.size };
+    if (!options.force && lane.size >= this.maxQueuedPerSession && lane.pending > 0) return { accepted: false, waiting: lane.size };
     const l = lane;
-    void l
-      .add(() => this.global.add(job))
-      .finally(() => {
-        if (l.size === 0 && l.pending === 0) this.lanes.delete(sessionKey);
-      });
+    void l.add(job).finally(() => {
+      if (l.size === 0 && l.pending === 0) this.lanes.delete(sessionKey);
+    });
     return { accepted: true, ahead };
   }
 
-  /** Marks a turn running in a session; returns the function that clears it. */
+  /** Runs model or tool work in one of the global slots (waiting for a free one). */
+  compute<T>(work: () => Promise<T>): Promise<T> {
+    return this.slots.add(work) as Promise<T>;
+  }
+
+  /** Marks a turn running (or parked) in a session; returns the function that clears it. */
   begin(sessionKey: string, turn: RunningTurn): () => void {
     this.runningTurns.set(sessionKey, turn);
     return () => {
@@ -62,7 +72,7 @@ export class SessionLanes {
     return [...this.runningTurns].filter(([key]) => key.startsWith(`${conversationKey}:`));
   }
 
-  /** A turn of the session runs, or waits for the lane or for a free slot among all turns. */
+  /** A turn of the session runs, is parked, or waits for the lane or for a free slot. */
   busy(sessionKey: string): boolean {
     const lane = this.lanes.get(sessionKey);
     return this.runningTurns.has(sessionKey) || (lane !== undefined && lane.size + lane.pending > 0);
@@ -73,18 +83,31 @@ export class SessionLanes {
     return this.lanes.get(sessionKey)?.size ?? 0;
   }
 
+  /** Turns that compute now or wait for a slot (parked turns are not counted). */
   get runningCount(): number {
-    return this.runningTurns.size;
+    let n = 0;
+    for (const t of this.runningTurns.values()) if (!t.waitingFor) n++;
+    return n;
   }
 
-  /** Cancels every running turn (shutdown). */
+  /** Turns parked for a person. */
+  get parkedCount(): number {
+    return this.runningTurns.size - this.runningCount;
+  }
+
+  /** Sessions with a lane in memory (a lane is dropped when its last job ends). */
+  get laneCount(): number {
+    return this.lanes.size;
+  }
+
+  /** Cancels every computing turn (shutdown, once the grace period is over). */
   abortAll(): void {
-    for (const t of this.runningTurns.values()) t.controller.abort();
+    for (const t of this.runningTurns.values()) if (!t.waitingFor) t.controller.abort();
   }
 
   /** Resolves when no turn runs or waits. */
   async idle(): Promise<void> {
     await Promise.all([...this.lanes.values()].map((l) => l.onIdle()));
-    await this.global.onIdle();
+    await this.slots.onIdle();
   }
 }

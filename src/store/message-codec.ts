@@ -15,7 +15,8 @@ const ToolCallV1 = z.object({
   function: z.object({ name: z.string(), arguments: z.string() }),
 });
 
-const MessageV1 = z.discriminatedUnion("role", [
+/** A chat message as stored (format version 1); also used by the turn records. */
+export const MessageV1 = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string() }),
   z.object({ role: z.literal("user"), content: z.string(), name: z.string().optional() }),
   z.object({

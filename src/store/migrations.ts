@@ -105,6 +105,23 @@ CREATE TABLE kv (
 ) STRICT;
 `,
   },
+  {
+    description: "turns: checkpoints of turns in progress and turns parked while they wait for a person",
+    sql: `
+CREATE TABLE turns (
+  turn_id TEXT PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  waiting_approval_id TEXT,
+  updated_at INTEGER NOT NULL,
+  body TEXT NOT NULL
+) STRICT;
+CREATE INDEX turns_by_session ON turns(session_key);
+ALTER TABLE approvals ADD COLUMN allow_always INTEGER NOT NULL DEFAULT 1;
+`,
+  },
 ];
 
 /** The schema version this code writes and understands. */

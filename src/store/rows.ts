@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { SQLInputValue } from "node:sqlite";
 import { ReplyTargetSchema } from "../envelope.ts";
-import type { ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord } from "./store.ts";
+import type { ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, StoredTurn } from "./store.ts";
 
 /** A row of the `approvals` table. */
 export interface ApprovalRow {
@@ -29,6 +29,7 @@ export interface ApprovalRow {
   decided_by_id: string | null;
   decided_by_name: string | null;
   decided_at: number | null;
+  allow_always: number;
 }
 
 /** A row of the `audit` table. */
@@ -84,6 +85,7 @@ export function approvalParams(r: PendingApprovalRecord): Record<string, SQLInpu
     decided_by_id: r.decidedById ?? null,
     decided_by_name: r.decidedByName ?? null,
     decided_at: r.decidedAt ?? null,
+    allow_always: r.allowAlways === false ? 0 : 1,
   };
 }
 
@@ -110,6 +112,7 @@ export function approvalFromRow(row: ApprovalRow): PendingApprovalRecord {
   if (row.decided_by_id !== null) record.decidedById = row.decided_by_id;
   if (row.decided_by_name !== null) record.decidedByName = row.decided_by_name;
   if (row.decided_at !== null) record.decidedAt = row.decided_at;
+  if (row.allow_always === 0) record.allowAlways = false;
   return record;
 }
 
@@ -179,5 +182,30 @@ export function receiptFromRow(row: ReceiptRow): ReceiptRecord {
     argsCanonical: row.args_canonical,
     outputHash: row.output_hash,
     mac: row.mac,
+  };
+}
+
+export interface TurnRow {
+  turn_id: string;
+  session_key: string;
+  channel: string;
+  trace_id: string;
+  version: number;
+  waiting_approval_id: string | null;
+  updated_at: number;
+  body: string;
+}
+
+/** Reads a turn row back into its stored form (the body stays the engine's JSON). */
+export function turnFromRow(row: TurnRow): StoredTurn {
+  return {
+    turnId: row.turn_id,
+    sessionKey: row.session_key,
+    channel: row.channel,
+    traceId: row.trace_id,
+    version: row.version,
+    waitingApprovalId: row.waiting_approval_id ?? undefined,
+    updatedAt: row.updated_at,
+    body: row.body,
   };
 }

@@ -11,11 +11,11 @@ import { decodeMessage, encodeMessage } from "./message-codec.ts";
 import { assertSchemaNotNewer, migrate, StoreVersionError } from "./migrations.ts";
 import {
   approvalFromRow, approvalParams, auditFromRow, auditParams, receiptFromRow, receiptParams,
-  type ApprovalRow, type AuditRow, type ReceiptRow,
+  turnFromRow, type ApprovalRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 import type {
-  ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store,
+  ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
 } from "./store.ts";
 
 /** Where the store lives: a data folder (the file is created inside it), or memory for tests. */
@@ -200,6 +200,26 @@ class SqliteStore implements Store {
   async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
     const row = this.#q.getReceipt.get({ id }) as ReceiptRow | undefined;
     return row ? receiptFromRow(row) : undefined;
+  }
+
+  async saveTurn(turn: StoredTurn): Promise<void> {
+    this.#q.saveTurn.run({
+      turn_id: turn.turnId, session_key: turn.sessionKey, channel: turn.channel, trace_id: turn.traceId,
+      version: turn.version, waiting_approval_id: turn.waitingApprovalId ?? null, updated_at: turn.updatedAt, body: turn.body,
+    });
+  }
+
+  async getTurn(turnId: string): Promise<StoredTurn | undefined> {
+    const row = this.#q.getTurn.get({ turn_id: turnId }) as TurnRow | undefined;
+    return row ? turnFromRow(row) : undefined;
+  }
+
+  async listTurns(): Promise<StoredTurn[]> {
+    return (this.#q.listTurns.all() as unknown as TurnRow[]).map(turnFromRow);
+  }
+
+  async deleteTurn(turnId: string): Promise<void> {
+    this.#q.deleteTurn.run({ turn_id: turnId });
   }
 
   async getValue(key: string): Promise<string | undefined> {

@@ -30,10 +30,10 @@ const SQL = {
   insertApproval: `
     INSERT INTO approvals (id, session_key, turn_id, call_id, tool, args_hash, args_summary, channel,
       requester_id, requester_name, approvers, target, card_message_id, created_at, expires_at, state,
-      decided_by_id, decided_by_name, decided_at)
+      decided_by_id, decided_by_name, decided_at, allow_always)
     VALUES ($id, $session_key, $turn_id, $call_id, $tool, $args_hash, $args_summary, $channel,
       $requester_id, $requester_name, $approvers, $target, $card_message_id, $created_at, $expires_at, $state,
-      $decided_by_id, $decided_by_name, $decided_at)`,
+      $decided_by_id, $decided_by_name, $decided_at, $allow_always)`,
   getApproval: `SELECT * FROM approvals WHERE id = $id`,
   setCardMessage: `UPDATE approvals SET card_message_id = $card_message_id WHERE id = $id`,
   decideBeforeExpiry: `
@@ -69,6 +69,15 @@ const SQL = {
     VALUES ($id, $at, $session_key, $call_id, $tool, $args_canonical, $output_hash, $mac)
     ON CONFLICT (id) DO NOTHING`,
   getReceipt: `SELECT * FROM receipts WHERE id = $id`,
+
+  saveTurn: `
+    INSERT INTO turns (turn_id, session_key, channel, trace_id, version, waiting_approval_id, updated_at, body)
+    VALUES ($turn_id, $session_key, $channel, $trace_id, $version, $waiting_approval_id, $updated_at, $body)
+    ON CONFLICT (turn_id) DO UPDATE SET version = excluded.version, waiting_approval_id = excluded.waiting_approval_id,
+      updated_at = excluded.updated_at, body = excluded.body`,
+  getTurn: `SELECT * FROM turns WHERE turn_id = $turn_id`,
+  listTurns: `SELECT * FROM turns ORDER BY updated_at, turn_id`,
+  deleteTurn: `DELETE FROM turns WHERE turn_id = $turn_id`,
 
   getValue: `SELECT value FROM kv WHERE key = $key`,
   listValues: `SELECT key, value FROM kv WHERE substr(key, 1, length($prefix)) = $prefix ORDER BY key`,

@@ -32,6 +32,8 @@ export interface PendingApprovalRecord {
   decidedById?: string;
   decidedByName?: string;
   decidedAt?: number;
+  /** False when the tool always asks: an "Always" click then counts as one approval. */
+  allowAlways?: boolean;
 }
 
 export interface AuditEntry {
@@ -71,6 +73,23 @@ export interface SessionInfo {
   messageCount: number;
 }
 
+/**
+ * A turn in progress, as the store keeps it: the engine's versioned record (`body`, JSON it owns)
+ * and the columns needed to find it. Saved at every step boundary and while the turn is parked.
+ */
+export interface StoredTurn {
+  turnId: string;
+  sessionKey: string;
+  channel: string;
+  traceId: string;
+  /** Schema version of `body`. */
+  version: number;
+  /** The approval the turn is parked on; absent for a checkpoint of a computing turn. */
+  waitingApprovalId?: string;
+  updatedAt: number;
+  body: string;
+}
+
 export interface Store {
   /** Appends messages to a session's current history (creating the session). */
   appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void>;
@@ -106,6 +125,13 @@ export interface Store {
 
   saveReceipt(receipt: ReceiptRecord): Promise<void>;
   getReceipt(id: string): Promise<ReceiptRecord | undefined>;
+
+  /** Saves (or replaces) a turn's record. */
+  saveTurn(turn: StoredTurn): Promise<void>;
+  getTurn(turnId: string): Promise<StoredTurn | undefined>;
+  /** Every turn record, oldest first (at start-up: the turns to resume). */
+  listTurns(): Promise<StoredTurn[]>;
+  deleteTurn(turnId: string): Promise<void>;
 
   /** Small named values (Telegram update offset, …). */
   getValue(key: string): Promise<string | undefined>;

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { existsSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../emulators/telegram/index.ts";
@@ -17,31 +20,71 @@ afterEach(async () => {
 });
 
 describe("a crash while an approval waits", () => {
-  it("after the restart the old card shows it expired, and a click on it is told so and runs nothing", async () => {
+  for (const signal of ["SIGKILL", "SIGTERM"] as const) {
+    it(`after ${signal} and a restart, a click on the old card runs the tool once and the answer lands in the chat`, async () => {
+      model = await startOpenAIEmulator();
+      telegram = await startTelegramEmulator();
+      model.script({ toolCalls: [{ name: "write_file", arguments: '{"path":"crash.txt","content":"x"}' }] }, { text: "crash.txt is written" });
+      const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+      const first = startBotProcess(env, { keepDataDir: true });
+      bots.push(first);
+      await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+      await telegram.userMessage({ text: "write crash.txt", from: { id: 5151 } }).delivered;
+      await waitUntil(() => expect(telegram.botMessages(5151).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
+      const card = telegram.botMessages(5151).find((m) => m.reply_markup?.inline_keyboard?.length)!;
+      const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
+
+      first.child.kill(signal);
+      await new Promise((r) => first.child.once("exit", r));
+      const second = startBotProcess(env, { dataDir: first.dataDir });
+      bots.push(second);
+      await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(2), { timeout: 15_000 });
+      expect(telegram.botMessages(5151).find((m) => m.message_id === card.message_id)!.reply_markup?.inline_keyboard?.length).toBeTruthy();
+
+      // An accepted click is answered without an alert; the card shows the decision.
+      await telegram.clickButton({ chatId: 5151, messageId: card.message_id, data: approve, from: { id: 5151 } }).answered;
+      await waitUntil(() => expect(telegram.botMessages(5151).map((m) => m.text).join("\n")).toMatch(/crash\.txt is written/), { timeout: 15_000 });
+      expect(readFileSync(path.join(first.dataDir, "data", "workspace", "crash.txt"), "utf8")).toBe("x");
+      const again = await telegram.clickButton({ chatId: 5151, messageId: card.message_id, data: approve, from: { id: 5151 } }).answered;
+      expect(JSON.stringify(again)).toMatch(/Already decided/);
+      expect(telegram.botMessages(5151).filter((m) => /crash\.txt is written/.test(m.text ?? ""))).toHaveLength(1);
+      expect(telegram.botMessages(5151).map((m) => m.text).join("\n")).not.toMatch(/not finished/);
+      rmSync(first.dataDir, { recursive: true, force: true });
+    });
+  }
+
+  it("a tool running at SIGKILL is reported interrupted after the restart and never run twice", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
-    model.script({ toolCalls: [{ name: "write_file", arguments: '{"path":"crash.txt","content":"x"}' }] });
-    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
-    const first = startBotProcess(env, { keepDataDir: true });
-    bots.push(first);
-    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
-    await telegram.userMessage({ text: "write crash.txt", from: { id: 5151 } }).delivered;
-    await waitUntil(() => expect(telegram.botMessages(5151).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
-    const card = telegram.botMessages(5151).find((m) => m.reply_markup?.inline_keyboard?.length)!;
-    const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
+    let hits = 0;
+    const slow = createServer(() => void hits++);
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/report`;
+    model.script({ toolCalls: [{ name: "http_fetch", arguments: JSON.stringify({ url }) }] }, { text: "the fetch did not finish" });
+    const dir = mkdtempSync(path.join(tmpdir(), "gh-e2e-kill-"));
+    const config = path.join(dir, "gatehouse.json");
+    writeFileSync(config, JSON.stringify({ http: { allowHosts: ["127.0.0.1"], timeoutMs: 60_000 } }));
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL, GATEHOUSE_CONFIG: config };
+    try {
+      const first = startBotProcess(env, { dataDir: dir, keepDataDir: true });
+      bots.push(first);
+      await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+      await telegram.userMessage({ text: "fetch the report", from: { id: 8484 } }).delivered;
+      await waitUntil(() => expect(hits).toBe(1), { timeout: 10_000 });
+      first.child.kill("SIGKILL");
+      await new Promise((r) => first.child.once("exit", r));
 
-    first.child.kill("SIGKILL");
-    await new Promise((r) => first.child.once("exit", r));
-    const second = startBotProcess(env, { dataDir: first.dataDir });
-    bots.push(second);
-    await waitUntil(() => expect(telegram.botMessages(5151).find((m) => m.message_id === card.message_id)!.text).toMatch(/Expired: the bot restarted/), {
-      timeout: 15_000,
-    });
-    const click = telegram.clickButton({ chatId: 5151, messageId: card.message_id, data: approve, from: { id: 5151 } });
-    const answer = await click.answered;
-    expect(JSON.stringify(answer)).toMatch(/expired/);
-    expect(existsSync(path.join(first.dataDir, "data", "workspace", "crash.txt"))).toBe(false);
-    rmSync(first.dataDir, { recursive: true, force: true });
+      const second = startBotProcess(env, { dataDir: dir, keepDataDir: true });
+      bots.push(second);
+      await waitUntil(() => expect(telegram.botMessages(8484).map((m) => m.text).join("\n")).toMatch(/the fetch did not finish/), { timeout: 15_000 });
+      const results = (model.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "tool");
+      expect(results.at(-1)!.content).toMatch(/interrupted by a restart/);
+      expect(hits).toBe(1);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("after a crash mid-turn the restarted bot tells the sender the message was not finished", async () => {

@@ -142,6 +142,7 @@ export async function engineFixture(options: FixtureOptions = {}): Promise<Engin
         emit: (e) => turnEvents.push(e),
       };
       const outcome = await runTurn(exec, state);
+      if (outcome.status === "parked") throw new Error(`the turn parked (${outcome.reason}); this fixture's approvals answer at once`);
       await store.appendHistory(sessionKey, outcome.newMessages);
       return { outcome, turnEvents };
     },

@@ -6,8 +6,8 @@ describe("session lanes", () => {
     const lanes = new SessionLanes({ maxConcurrentTurns: 1, maxQueuedPerSession: 5 });
     let releaseA: () => void = () => {};
     const a = new Promise<void>((r) => (releaseA = r));
-    lanes.enqueue("a", () => a);
-    lanes.enqueue("b", async () => {});
+    lanes.enqueue("a", () => lanes.compute(() => a));
+    lanes.enqueue("b", () => lanes.compute(async () => {}));
     await new Promise((r) => setTimeout(r, 10));
     expect(lanes.busy("a")).toBe(true);
     expect(lanes.busy("b")).toBe(true);
@@ -15,5 +15,28 @@ describe("session lanes", () => {
     releaseA();
     await lanes.idle();
     expect(lanes.busy("b")).toBe(false);
+  });
+
+  it("lets a turn that waits without computing hold its lane but no slot", async () => {
+    const lanes = new SessionLanes({ maxConcurrentTurns: 1, maxQueuedPerSession: 5 });
+    let releaseA: () => void = () => {};
+    const parked = new Promise<void>((r) => (releaseA = r));
+    const order: string[] = [];
+    lanes.enqueue("a", async () => {
+      await lanes.compute(async () => order.push("a computes"));
+      await parked;
+      order.push("a resumed");
+    });
+    lanes.enqueue("a", async () => void order.push("a's next message"));
+    let bDone: () => void = () => {};
+    const b = new Promise<void>((r) => (bDone = r));
+    lanes.enqueue("b", () => lanes.compute(async () => void order.push("b computes")).then(bDone));
+    await b;
+    expect(order).toEqual(["a computes", "b computes"]);
+    expect(lanes.busy("a")).toBe(true);
+    releaseA();
+    await lanes.idle();
+    expect(order).toEqual(["a computes", "b computes", "a resumed", "a's next message"]);
+    expect(lanes.laneCount).toBe(0);
   });
 });

@@ -1,0 +1,215 @@
+/**
+ * Drives one turn through its session lane: compute segments in a global slot, parked waits with
+ * no slot held, the resume when the decision comes, and the answer handed to delivery after the
+ * turn lets go (so a chat's pacing never holds a slot). Also resumes the turns a previous process
+ * left in the store: parked ones wait for their card again, checkpoints continue where they were.
+ */
+import type { Logger } from "pino";
+import { sessionKeyOf, type IngressEnvelope } from "../envelope.ts";
+import type { ApprovalDecision } from "../approval/types.ts";
+import type { PendingApprovals } from "../approval/pending-approvals.ts";
+import type { Delivery } from "../delivery/delivery.ts";
+import { keepTyping } from "../delivery/typing.ts";
+import { resumeTurn, runTurn } from "../engine/turn.ts";
+import { decodeTurnRecord, type TurnRecord } from "../engine/turn-record.ts";
+import type { TurnEvent, TurnResult, TurnState } from "../engine/types.ts";
+import type { ChatMessage } from "../model/types.ts";
+import type { Observer } from "../observe/observer.ts";
+import { progressLine } from "../observe/progress.ts";
+import type { Store, StoredTurn } from "../store/store.ts";
+import type { RunningTurn, SessionLanes } from "./lanes.ts";
+import type { ChannelRuntime } from "./gateway.ts";
+
+/** Store keys of messages accepted but not yet answered, so that a crash does not lose them silently. */
+export const INFLIGHT = "inflight:";
+
+export interface TurnDriverOptions {
+  store: Store;
+  delivery: Delivery;
+  approvals: PendingApprovals;
+  lanes: SessionLanes;
+  log: Logger;
+  observer: Observer;
+  historyLimit: number;
+  /** True once the bot is shutting down: computing turns park at their next step boundary. */
+  draining: () => boolean;
+}
+
+/**
+ * Drops leading messages until the history starts where a model may start reading: at a user
+ * message, or at an assistant answer that is not a tool call (never at tool results whose call
+ * was cut off by the history limit).
+ */
+export function trimHistory(history: ChatMessage[]): ChatMessage[] {
+  const start = history.findIndex((m) => m.role === "user" || (m.role === "assistant" && !m.tool_calls?.length));
+  return start < 0 ? [] : history.slice(start);
+}
+
+export class TurnDriver {
+  private readonly o: TurnDriverOptions;
+  /** Parked turns of this process waiting for their decision, by approval id. */
+  private readonly waiters = new Map<string, (decision: ApprovalDecision | undefined) => void>();
+
+  constructor(options: TurnDriverOptions) {
+    this.o = options;
+    options.approvals.onSettled(({ record, decision }) => {
+      const wake = this.waiters.get(record.id);
+      if (!wake) return false;
+      this.waiters.delete(record.id);
+      wake(decision);
+      return true;
+    });
+  }
+
+  /** Runs a new turn for a message (called in its session lane). */
+  async start(env: IngressEnvelope, turnId: string, runtime: ChannelRuntime, acceptedAt: number): Promise<void> {
+    const sessionKey = sessionKeyOf(env);
+    await this.drive(runtime, env, sessionKey, turnId, acceptedAt, (state) => runTurn(runtime.exec, state));
+  }
+
+  /**
+   * Queues a turn a previous process left in the store in its session's lane: a parked one waits for
+   * its decision again, a checkpoint continues at once. False when its record cannot be read.
+   */
+  resume(stored: StoredTurn, runtime: ChannelRuntime): boolean {
+    let record: TurnRecord;
+    try {
+      record = decodeTurnRecord(stored);
+    } catch (err) {
+      this.o.log.error({ turnId: stored.turnId, err: (err as Error).message }, "a saved turn could not be read; its sender is told it was not finished");
+      void this.o.store.deleteTurn(stored.turnId);
+      return false;
+    }
+    const env = record.envelope;
+    this.o.observer.emit({ event: "turn.recovered", traceId: record.traceId, sessionKey: record.sessionKey, parked: Boolean(record.batch?.waiting) });
+    this.o.lanes.enqueue(
+      record.sessionKey,
+      () =>
+        this.drive(runtime, env, record.sessionKey, record.turnId, record.startedAt, (state) => {
+          const waiting = record.batch?.waiting;
+          if (waiting) {
+            const tool = record.batch!.calls[waiting.index]?.name;
+            return Promise.resolve({ status: "parked", reason: "approval", turnId: record.turnId, approvalId: waiting.approvalId, tool });
+          }
+          return resumeTurn(runtime.exec, state, record);
+        }, { resumed: true }),
+      { force: true },
+    );
+    return true;
+  }
+
+  /** Ends every parked wait of this process (shutdown): the turns stay in the store for the next start. */
+  close(): void {
+    for (const wake of this.waiters.values()) wake(undefined);
+    this.waiters.clear();
+  }
+
+  private async drive(
+    runtime: ChannelRuntime,
+    env: IngressEnvelope,
+    sessionKey: string,
+    turnId: string,
+    acceptedAt: number,
+    first: (state: TurnState) => Promise<TurnResult>,
+    options: { resumed?: boolean } = {},
+  ): Promise<void> {
+    const { lanes, store, observer, delivery } = this.o;
+    const traceId = env.traceId!;
+    const log = this.o.log.child({ traceId, sessionKey });
+    const controller = new AbortController();
+    const running: RunningTurn = { turnId, traceId, senderId: env.sender.id, controller, startedAt: Date.now(), text: env.text };
+    const end = lanes.begin(sessionKey, running);
+    const emit = (event: TurnEvent) => {
+      const line = progressLine(event);
+      if (line) delivery.progress(env.replyTo, line, traceId);
+    };
+    const stateWith = (history: ChatMessage[]): TurnState => ({
+      turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining,
+    });
+    const computing = (work: () => Promise<TurnResult>) =>
+      lanes.compute(async () => {
+        const stopTyping = keepTyping(runtime.port, env.replyTo, log);
+        try {
+          return await work();
+        } finally {
+          stopTyping();
+        }
+      });
+    const history = async () => trimHistory(await store.loadHistory(sessionKey, this.o.historyLimit));
+
+    try {
+      let result = await computing(async () => {
+        const prior = await history();
+        observer.emit({
+          event: options.resumed ? "turn.resume" : "turn.start", traceId, sessionKey, turnId,
+          historyMessages: prior.length, laneWaitMs: Date.now() - acceptedAt,
+        });
+        return first(stateWith(prior));
+      });
+      while (result.status === "parked") {
+        if (result.reason === "shutdown" || !result.approvalId) return;
+        running.waitingFor = { approvalId: result.approvalId, tool: result.tool, since: Date.now() };
+        const decision = await this.decisionFor(result.approvalId, controller.signal);
+        running.waitingFor = undefined;
+        if (!decision) return; // shutting down: the parked turn stays in the store
+        const stored = await store.getTurn(turnId);
+        if (!stored) throw new Error(`the parked turn ${turnId} is gone from the store`);
+        const record = decodeTurnRecord(stored);
+        result = await computing(async () => resumeTurn(runtime.exec, stateWith(await history()), record, decision));
+      }
+      if (running.discard) {
+        await store.deleteValue(`${INFLIGHT}${traceId}`);
+        return;
+      }
+      await store.appendHistory(sessionKey, result.newMessages);
+      const text =
+        result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
+      // The answer leaves through the thread's queue after the turn lets go of its lane.
+      void this.answer(env, text).then(async (delivered) => {
+        observer.emit({ event: delivered ? "reply.delivered" : "reply.failed", traceId, sessionKey, status: result.status });
+        await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
+      });
+    } catch (err) {
+      log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
+      await store.deleteTurn(turnId).catch(() => {});
+      await this.answer(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);
+      await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
+    } finally {
+      end();
+    }
+  }
+
+  /**
+   * Waits (holding nothing but this promise) for the decision on a parked turn's approval: a click,
+   * the timeout, or `/stop` (the turn's signal). Undefined when the bot shuts down first.
+   */
+  private decisionFor(approvalId: string, signal: AbortSignal): Promise<ApprovalDecision | undefined> {
+    return new Promise((resolve) => {
+      const onAbort = () => void this.o.approvals.cancel(approvalId);
+      const wake = (decision: ApprovalDecision | undefined) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(decision);
+      };
+      this.waiters.set(approvalId, wake);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      void this.o.approvals.claim(approvalId).then((decision) => {
+        if (decision && this.waiters.get(approvalId) === wake) {
+          this.waiters.delete(approvalId);
+          wake(decision);
+        }
+      });
+    });
+  }
+
+  /** Posts a reply; false (and an error line) when the platform would not take it. */
+  private async answer(env: IngressEnvelope, text: string): Promise<boolean> {
+    try {
+      await this.o.delivery.send(env.replyTo, text, "reply", env.traceId);
+      return true;
+    } catch (err) {
+      this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
+      return false;
+    }
+  }
+}
