@@ -5,7 +5,7 @@
  */
 import type { ChannelAdapter } from "../ports.ts";
 import type { Delivery } from "../delivery/delivery.ts";
-import { createConsoleApprovals } from "./console-approvals.ts";
+import { consoleCardPoster } from "./console-approvals.ts";
 import { createNonInteractiveApprovals } from "./non-interactive.ts";
 import type { CardPoster, PendingApprovals } from "./pending-approvals.ts";
 import type { ApprovalManager } from "./types.ts";
@@ -15,12 +15,14 @@ export function approvalManagerFor(
   adapter: ChannelAdapter,
   approvals: PendingApprovals,
   delivery: Delivery,
-  timeoutMs: number,
 ): ApprovalManager {
   if (adapter.prompt) {
-    return createConsoleApprovals({
-      prompt: adapter.prompt.bind(adapter), timeoutMs, operator: { id: "console", name: "the console user" },
+    const poster = consoleCardPoster({
+      prompt: adapter.prompt.bind(adapter),
+      say: (target, text) => delivery.send(target, text, "notice"),
+      decide: (click) => approvals.decide(click),
     });
+    return approvals.managerFor(adapter.channel, poster, "console");
   }
   const { requestApproval, resolveApproval } = adapter.port;
   if (adapter.capabilities.inlineApproval && requestApproval && resolveApproval) {

@@ -1,15 +1,20 @@
 /**
- * The console approval manager: asks the person at the terminal — yes / no / always — and
- * times out to deny like any other approval.
+ * Console approvals: the card is a question at the terminal — yes / no / always — and the answer
+ * is a click like any other, decided through the pending approvals (so the turn parks while the
+ * question is open, and a timeout or /stop closes the question). After a restart an open question
+ * is asked again.
  */
-import { approvalCardText, approvalButtons } from "./card.ts";
-import type { ApprovalDecision, ApprovalManager, ApprovalRequest } from "./types.ts";
+import type { ApprovalClick, ApprovalClickOutcome, ReplyTarget } from "../envelope.ts";
+import { approvalCardText, type ApprovalCard, type ApprovalResolution } from "./card.ts";
+import type { CardPoster } from "./pending-approvals.ts";
 
-export interface ConsoleApprovalsOptions {
+export interface ConsoleQuestions {
+  /** Asks the person at the terminal; rejects when `signal` aborts. */
   prompt(question: string, signal: AbortSignal): Promise<string>;
-  timeoutMs: number;
-  /** Who the console user is, for the audit log. */
-  operator: { id: string; name?: string };
+  /** Prints a line for the person (the decision made elsewhere: a timeout, /stop). */
+  say(target: ReplyTarget, text: string): Promise<void>;
+  /** Hands an answer to the pending approvals, as a click. */
+  decide(click: ApprovalClick): Promise<ApprovalClickOutcome>;
 }
 
 /** Parses a terminal answer; undefined when it is none of yes / no / always. */
@@ -21,38 +26,35 @@ export function parseConsoleAnswer(answer: string): "approved" | "denied" | "alw
   return undefined;
 }
 
-export function createConsoleApprovals(options: ConsoleApprovalsOptions): ApprovalManager {
+const CHOICE = { approved: "approve", denied: "deny", always: "always" } as const;
+
+/** A card poster that asks at the console prompt. */
+export function consoleCardPoster(questions: ConsoleQuestions): CardPoster {
+  const open = new Map<string, AbortController>();
   return {
-    kind: "console",
-    async request(req: ApprovalRequest): Promise<ApprovalDecision> {
-      const card = approvalCardText({
-        approvalId: req.callId,
-        tool: req.tool,
-        argsSummary: req.argsSummary,
-        requester: req.requester,
-        approvers: ["you"],
-        expiresAt: Date.now() + options.timeoutMs,
-        buttons: approvalButtons("console"),
-      });
+    askAgainAfterRestart: true,
+    async post(_target, card: ApprovalCard) {
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), options.timeoutMs);
-      const onAbort = () => controller.abort();
-      req.signal.addEventListener("abort", onAbort, { once: true });
-      try {
-        let question = `${card}\nRun it? [y]es / [n]o / [a]lways: `;
-        for (;;) {
-          const answer = await options.prompt(question, controller.signal);
-          const outcome = parseConsoleAnswer(answer);
-          if (outcome) return { outcome, by: options.operator, source: "console" };
+      open.set(card.approvalId, controller);
+      void (async () => {
+        let question = `${approvalCardText(card)}\nRun it? [y]es / [n]o / [a]lways: `;
+        let outcome = parseConsoleAnswer(await questions.prompt(question, controller.signal));
+        while (!outcome) {
           question = "Please answer y (yes), n (no) or a (always): ";
+          outcome = parseConsoleAnswer(await questions.prompt(question, controller.signal));
         }
-      } catch {
-        if (req.signal.aborted) return { outcome: "cancelled", source: "cancelled" };
-        return { outcome: "timeout", source: "timeout" };
-      } finally {
-        clearTimeout(timer);
-        req.signal.removeEventListener("abort", onAbort);
-      }
+        open.delete(card.approvalId);
+        const actor = { id: card.requester.id, name: card.requester.name, isBot: false };
+        await questions.decide({ channel: "console", approvalId: card.approvalId, choice: CHOICE[outcome], actor });
+      })().catch(() => open.delete(card.approvalId));
+      return `console:${card.approvalId}`;
+    },
+    async resolve(target, _messageId, card: ApprovalCard, resolution: ApprovalResolution) {
+      const controller = open.get(card.approvalId);
+      if (!controller) return;
+      open.delete(card.approvalId);
+      controller.abort();
+      await questions.say(target, resolution.text);
     },
   };
 }

@@ -16,6 +16,8 @@ import type { ApprovalDecision, ApprovalManager, ApprovalRequest, ApprovalWaitin
 
 /** How cards reach a channel (through its delivery queue, so they keep their place in the thread). */
 export interface CardPoster {
+  /** Post the card again after a restart (a console question, which a new process has not shown). */
+  askAgainAfterRestart?: boolean;
   post(target: ReplyTarget, card: ApprovalCard): Promise<string | undefined>;
   resolve(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void>;
 }
@@ -62,6 +64,8 @@ export function decisionOfRecord(record: PendingApprovalRecord): ApprovalDecisio
 export class PendingApprovals {
   private readonly options: PendingApprovalsOptions;
   private readonly posters = new Map<string, CardPoster>();
+  /** Where each channel's decisions come from, for the audit log. */
+  private readonly kinds = new Map<string, "backchannel" | "console">();
   /** Expiry timers of the approvals pending in this process, with the trace id of their turn. */
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; traceId?: string }>();
   private readonly listeners: Array<(settled: SettledApproval) => boolean> = [];
@@ -79,10 +83,11 @@ export class PendingApprovals {
     this.listeners.push(fn);
   }
 
-  /** An approval manager that asks through `poster`'s cards on `channel`. */
-  managerFor(channel: string, poster: CardPoster): ApprovalManager {
+  /** An approval manager that asks through `poster`'s cards on `channel` (`console`: questions at the terminal). */
+  managerFor(channel: string, poster: CardPoster, kind: "backchannel" | "console" = "backchannel"): ApprovalManager {
     this.posters.set(channel, poster);
-    return { kind: "backchannel", request: (req) => this.request(req, poster) };
+    this.kinds.set(channel, kind);
+    return { kind, request: (req) => this.request(req, poster) };
   }
 
   /** Approvals waiting for a decision in this process. */
@@ -141,6 +146,10 @@ export class PendingApprovals {
       if (live.has(record.id)) {
         this.arm(record, live.get(record.id));
         rearmed++;
+        const poster = this.posters.get(record.channel);
+        if (poster?.askAgainAfterRestart) {
+          poster.post(record.target, cardOf(record)).catch((err: Error) => log.warn({ err: err.message, approvalId: record.id }, "approval question could not be asked again"));
+        }
         continue;
       }
       const text = `⌛ Expired: the bot restarted and the task that asked is gone; ${record.tool} was not run.`;
@@ -200,7 +209,7 @@ export class PendingApprovals {
     }
     const state = click.choice === "approve" ? "approved" : click.choice === "always" ? "always" : "denied";
     const by = { id: click.actor.id, name: click.actor.name };
-    const won = await this.settle(record, state, by, { outcome: state, by, source: "backchannel" });
+    const won = await this.settle(record, state, by, { outcome: state, by, source: this.kinds.get(record.channel) ?? "backchannel" });
     if (!won) {
       const fresh = await store.getApproval(record.id);
       return fresh ? this.finalOutcome(fresh) : { status: "unknown", message: "This approval is gone; nothing was run." };

@@ -70,7 +70,7 @@ describe("the console channel", () => {
     t.type("n");
     await waitUntil(() => expect(t.screen()).toContain("OK, I did not."));
     const toolResult = (emu.requests[1]!.body.messages as Array<{ role: string; content: string }>).find((m) => m.role === "tool");
-    expect(toolResult!.content).toMatch(/denied by the console user/);
+    expect(toolResult!.content).toMatch(/denied by Me \(me\)/);
   });
 
   it("keeps the conversation across a restart", async () => {
