@@ -16,13 +16,22 @@ export interface SentMessage {
   id: string;
 }
 
+/**
+ * What a 429 holds back, as the platform named it: only the target the call went to, every thread
+ * of its conversation (a Telegram chat, a Slack channel), or everything the bot sends on the channel
+ * (Discord's global limit). Nothing else waits.
+ */
+export type RateLimitScope = "target" | "conversation" | "bot";
+
 /** Thrown by a port when the platform answered 429; delivery waits `retryAfterMs` and retries. */
 export class RateLimitedError extends Error {
   readonly retryAfterMs: number;
-  constructor(retryAfterMs: number, message = `rate limited; retry after ${retryAfterMs} ms`) {
+  readonly scope: RateLimitScope;
+  constructor(retryAfterMs: number, message = `rate limited; retry after ${retryAfterMs} ms`, scope: RateLimitScope = "target") {
     super(message);
     this.name = "RateLimitedError";
     this.retryAfterMs = retryAfterMs;
+    this.scope = scope;
   }
 }
 
@@ -72,7 +81,9 @@ export interface DeliveryPacing {
   intervalFor?(target: ReplyTarget): number;
   /**
    * Limits shared by several targets: every send to `target` takes a slot from each named limit
-   * (Telegram: one per chat across its topics, and one for the whole bot).
+   * (Telegram: one per chat across its topics). Keys are per channel. Only a limit the platform
+   * documents belongs here; a bot-wide gap below the platform's own limit would let one busy chat
+   * slow every other.
    */
   sharedLimits?(target: ReplyTarget): Array<{ key: string; intervalMs: number }>;
   /** `edit`: progress lines grow one message edited in place, instead of one message per batch. */

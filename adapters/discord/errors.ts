@@ -18,9 +18,18 @@ function hasLengthError(tree: unknown): boolean {
 
 /** Maps an error thrown by a discord.js REST call to the port's error types; other errors pass through. */
 export function toPortError(err: unknown): unknown {
-  if (err instanceof RateLimitError) return new RateLimitedError(Math.max(0, Math.ceil(err.retryAfter || err.timeToReset)));
+  // discord.js keeps Discord's buckets per route (a channel's messages) and the global limit; a 429
+  // holds the channel, or everything the bot sends when Discord says the limit is global.
+  if (err instanceof RateLimitError) {
+    const ms = Math.max(0, Math.ceil(err.retryAfter || err.timeToReset));
+    return new RateLimitedError(ms, `Discord rate limit${err.global ? " (global)" : ""} on ${err.route}: retry after ${ms} ms`, err.global ? "bot" : "conversation");
+  }
   if (err instanceof DiscordAPIError) {
-    if (err.status === 429) return new RateLimitedError(1000);
+    if (err.status === 429) {
+      const raw = err.rawError as { retry_after?: unknown; global?: unknown };
+      const ms = typeof raw.retry_after === "number" ? Math.max(0, Math.ceil(raw.retry_after * 1000)) : 1000;
+      return new RateLimitedError(ms, `Discord rate limit: retry after ${ms} ms`, raw.global === true ? "bot" : "conversation");
+    }
     if (err.code === INVALID_FORM_BODY) {
       const raw = err.rawError as { errors?: { content?: unknown } };
       if (hasLengthError(raw.errors?.content)) return new MessageRejectedError("too_long", "Discord refused the message: longer than 2,000 characters");

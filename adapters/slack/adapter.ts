@@ -112,7 +112,11 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
     channel,
     capabilities: SLACK_CAPABILITIES,
     port,
-    pacing: { minIntervalMs: 1000 },
+    // Slack allows about one message a second per channel, across its threads; nothing bot-wide.
+    pacing: {
+      minIntervalMs: 1000,
+      sharedLimits: (target) => [{ key: `channel:${target.account ?? ""}:${target.conversationId}`, intervalMs: 1000 }],
+    },
     get eventsUrl() {
       return eventsUrl;
     },

@@ -20,7 +20,12 @@ export function slackErrorCode(error: unknown): string | undefined {
 /** Maps a failed send / update to the port's error types; anything else becomes a short Error. */
 export function toPortError(error: unknown, method: string): Error {
   const e = error as SlackErrorShape | undefined;
-  if (e?.code === "slack_webapi_rate_limited_error") return new RateLimitedError(Math.max(0, (e.retryAfter ?? 1) * 1000));
+  if (e?.code === "slack_webapi_rate_limited_error") {
+    // chat.postMessage is limited per channel (about one a second), so its 429 holds that channel's
+    // threads too; other methods' limits are their own, and the 429 holds only the call's queue.
+    const scope = method === "chat.postMessage" ? "conversation" : "target";
+    return new RateLimitedError(Math.max(0, (e.retryAfter ?? 1) * 1000), `Slack rate limit on ${method}`, scope);
+  }
   const code = slackErrorCode(error);
   if (code === "msg_too_long") return new MessageRejectedError("too_long", `Slack refused the message as too long (${method})`);
   if (code === "invalid_blocks" || code === "invalid_blocks_format") return new MessageRejectedError("bad_markup", `Slack refused the message layout (${method}: ${code})`);

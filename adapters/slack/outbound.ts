@@ -9,23 +9,28 @@ import type { ReplyTarget } from "../../src/envelope.ts";
 import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
 import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
 import { scrubSecrets } from "../../src/observe/scrub.ts";
+import { LruMap } from "../../src/lru-map.ts";
 import { escapeSlackText, markdownToMrkdwn } from "./mrkdwn.ts";
 import { approvalCardBlocks, approvalFallbackText, resolvedCardBlocks } from "./card-blocks.ts";
 import { toPortError } from "./errors.ts";
 
-/** Remembers the threads the bot has posted in, so follow-ups there count as addressed to it. */
+/**
+ * Remembers the threads the bot has posted in, so follow-ups there count as addressed to it: the
+ * `limit` most recently used; a forgotten thread is still known to the gateway's store.
+ */
 export class BotThreads {
-  private readonly seen = new Set<string>();
-  private readonly limit: number;
+  private readonly seen: LruMap<string, true>;
   constructor(limit = 10_000) {
-    this.limit = limit;
+    this.seen = new LruMap({ max: limit });
   }
   add(conversationId: string, threadTs: string): void {
-    if (this.seen.size >= this.limit) this.seen.delete(this.seen.values().next().value!);
-    this.seen.add(`${conversationId}:${threadTs}`);
+    this.seen.set(`${conversationId}:${threadTs}`, true);
   }
   has(conversationId: string, threadTs: string): boolean {
     return this.seen.has(`${conversationId}:${threadTs}`);
+  }
+  get size(): number {
+    return this.seen.size;
   }
 }
 

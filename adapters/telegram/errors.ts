@@ -1,6 +1,6 @@
 /**
  * Maps Bot API failures to what the shared delivery understands: 429 → RateLimitedError with the
- * advised delay, "message is too long" → MessageRejectedError("too_long"), bad markup →
+ * advised delay for the chat, "message is too long" → MessageRejectedError("too_long"), bad markup →
  * MessageRejectedError("bad_markup"). Also recognizes the answers the port treats as harmless.
  */
 import { GrammyError } from "grammy";
@@ -21,7 +21,8 @@ export function toPortError(error: unknown): unknown {
   if (!(error instanceof GrammyError)) return error;
   if (error.error_code === 429) {
     const seconds = error.parameters?.retry_after ?? 1;
-    return new RateLimitedError(seconds * 1000, `Telegram rate limit: retry after ${seconds} s`);
+    // Telegram's limits are per chat (across its topics); its 429 holds that chat, not the bot.
+    return new RateLimitedError(seconds * 1000, `Telegram rate limit: retry after ${seconds} s`, "conversation");
   }
   if (error.error_code === 400 && /message is too long|text is too long/i.test(error.description)) {
     return new MessageRejectedError("too_long", "Telegram refused the message: longer than 4096 characters");

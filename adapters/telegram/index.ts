@@ -9,6 +9,7 @@ import { parseBotCommand, type ApprovalClickOutcome, type ChannelCapabilities, t
 import { decodeApprovalPayload } from "../../src/approval/card.ts";
 import type { ChannelAdapter, InboundSink } from "../../src/ports.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
+import { LruMap } from "../../src/lru-map.ts";
 import { registerSecret, scrubSecrets } from "../../src/observe/scrub.ts";
 import { classifyUpdate, displayName, parseUpdate, type TelegramCallbackQuery } from "./inbound.ts";
 import { createTelegramPort } from "./outbound.ts";
@@ -82,6 +83,9 @@ const COMMANDS = [
   { command: "new", description: "Start a new conversation" },
 ];
 
+/** How many forum topics the adapter remembers the bot posting in. */
+const REMEMBERED_TOPICS = 10_000;
+
 const NOT_OUR_BUTTON = "This is not a valid button.";
 const CLICK_FAILED = "That click could not be handled. Please try again.";
 
@@ -109,7 +113,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   registerSecret(options.token);
   if (options.webhook) registerSecret(options.webhook.secret);
   const api = new Api(options.token, { apiRoot });
-  const botThreads = new Set<string>();
+  // Topics the bot posted in, most recently used kept; a forgotten one is still known to the gateway's store.
+  const botThreads = new LruMap<string, true>({ max: REMEMBERED_TOPICS });
   const chatQueues = new Map<string, Promise<void>>();
   let bot: { id: number; username: string } | undefined;
   let sink: InboundSink | undefined;
@@ -122,7 +127,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     api,
     log,
     onPosted: (chatId, threadId) => {
-      if (threadId) botThreads.add(`${chatId}:${threadId}`);
+      if (threadId) botThreads.set(`${chatId}:${threadId}`, true);
     },
   });
 
@@ -212,10 +217,10 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     pacing: {
       minIntervalMs: 1000,
       // Groups (negative chat ids) allow 20 messages a minute, across all their topics; private chats
-      // about one a second; the whole bot 30 a second.
+      // about one a second. Telegram sets no bot-wide gap for answers ("30 a second" is its advice for
+      // broadcasts), so none is kept here: chats never wait for each other, and a 429 holds its chat only.
       sharedLimits: (target) => [
         { key: `chat:${target.account ?? ""}:${target.conversationId}`, intervalMs: target.conversationId.startsWith("-") ? 3000 : 1000 },
-        { key: `bot:${target.account ?? ""}`, intervalMs: 34 },
       ],
       progressMode: options.editProgressInPlace ? "edit" : "lines",
     },

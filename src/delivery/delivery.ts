@@ -1,11 +1,19 @@
 /**
- * Delivery: one outbound queue per target, created on first use, for every channel. The gateway
- * posts progress lines, answers and approval cards through it; see target-queue.ts.
+ * Delivery: one outbound queue per target, for every channel. The gateway posts progress lines,
+ * answers and approval cards through it; see target-queue.ts. A queue is made on first use and
+ * dropped as soon as it has sent everything, so the queues follow the conversations busy right now,
+ * not every conversation the bot has served. What must outlive a queue — when its target may send
+ * next, the slots of limits that targets share, and holds after a 429 that named more than one
+ * target — is kept in a SendClock, which forgets every time that has passed.
+ *
+ * Pacing only ever waits on what it belongs to: a target's own interval, the shared limits the
+ * adapter declares for that target, and holds for that target's conversation or channel.
  */
 import type { Logger } from "pino";
 import { targetKeyOf, type ReplyTarget } from "../envelope.ts";
-import type { DeliveryPacing, OutboundPort } from "../ports.ts";
+import type { DeliveryPacing, OutboundPort, RateLimitedError } from "../ports.ts";
 import type { Observer } from "../observe/observer.ts";
+import { SendClock } from "./send-clock.ts";
 import { TargetQueue } from "./target-queue.ts";
 
 export interface ChannelOutlet {
@@ -14,11 +22,27 @@ export interface ChannelOutlet {
   pacing: DeliveryPacing;
 }
 
+/**
+ * An idle queue that still keeps an open progress message (`edit` mode, a tool running) is dropped
+ * after this long without activity, when queues pile up; its next line then starts a new message.
+ */
+const STALE_PROGRESS_MS = 10 * 60_000;
+const MIN_SWEEP = 256;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Clock keys: everything a target's sends wait on besides its own queue. */
+const targetPacingKey = (key: string) => `target:${key}`;
+const limitKey = (target: ReplyTarget, key: string) => `limit:${target.channel}:${key}`;
+const conversationHoldKey = (t: ReplyTarget) => `hold:conversation:${t.channel}:${t.account ?? ""}:${t.conversationId}`;
+const botHoldKey = (t: ReplyTarget) => `hold:bot:${t.channel}:${t.account ?? ""}`;
+
 export class Delivery {
   private readonly queues = new Map<string, TargetQueue>();
   private readonly outlets = new Map<string, ChannelOutlet>();
-  /** When each shared limit has its next free slot. */
-  private readonly sharedNext = new Map<string, number>();
+  private readonly clock = new SendClock();
+  /** The number of queues at which stale idle ones are swept next (doubles with the live ones). */
+  private sweepAt = MIN_SWEEP;
   private readonly log: Logger;
   private readonly observer: Observer;
 
@@ -32,21 +56,24 @@ export class Delivery {
     this.outlets.set(channel, outlet);
   }
 
-  /** The queue of a target (created on first use). */
+  /** The queue of a target (made on first use; paced from the last send to that target). */
   queue(target: ReplyTarget): TargetQueue {
     const key = targetKeyOf(target);
-    let q = this.queues.get(key);
-    if (!q) {
-      if (this.queues.size > 5000) for (const [k, old] of this.queues) if (old.idle) this.queues.delete(k);
-      const outlet = this.outlets.get(target.channel);
-      if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
-      q = new TargetQueue({
-        port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs,
-        progressMode: outlet.pacing.progressMode,
-        beforeSend: (t) => this.takeSharedSlots(outlet.pacing, t), log: this.log.child({ target: key }), observer: this.observer,
-      });
-      this.queues.set(key, q);
-    }
+    const existing = this.queues.get(key);
+    if (existing) return existing;
+    const outlet = this.outlets.get(target.channel);
+    if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
+    this.sweepStaleQueues();
+    const q: TargetQueue = new TargetQueue({
+      port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs,
+      progressMode: outlet.pacing.progressMode,
+      notBefore: this.clock.freeAt(targetPacingKey(key)),
+      beforeSend: (t) => this.waitForSharedLimits(outlet.pacing, t),
+      onRateLimited: (t, err) => this.holdFor(t, err),
+      onIdle: () => this.release(key, q),
+      log: this.log.child({ target: key }), observer: this.observer,
+    });
+    this.queues.set(key, q);
     return q;
   }
 
@@ -63,26 +90,68 @@ export class Delivery {
     return this.queue(target).action(action, traceId);
   }
 
-  /**
-   * Reserves the next slot of each limit the target shares with other targets, then waits for it.
-   * Reserving first keeps the limit even when several queues send at the same moment.
-   */
-  private async takeSharedSlots(pacing: DeliveryPacing, target: ReplyTarget): Promise<void> {
-    let wait = 0;
-    const now = Date.now();
-    for (const limit of pacing.sharedLimits?.(target) ?? []) {
-      const at = Math.max(now, this.sharedNext.get(limit.key) ?? 0);
-      this.sharedNext.set(limit.key, at + limit.intervalMs);
-      wait = Math.max(wait, at - now);
-    }
-    if (this.sharedNext.size > 10_000) for (const [k, t] of this.sharedNext) if (t < now) this.sharedNext.delete(k);
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  /** Queues that exist right now: sending, or keeping an open progress message. */
+  get openQueues(): number {
+    return this.queues.size;
+  }
+
+  /** Pacing times kept for targets, shared limits and holds (only those still running, plus a few awaiting a sweep). */
+  get pacingEntries(): number {
+    return this.clock.size;
   }
 
   /** Waits until every queue is empty, or `timeoutMs` passes. */
   async flush(timeoutMs = 10_000): Promise<void> {
     const all = Promise.all([...this.queues.values()].map((q) => q.drained()));
     await Promise.race([all, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-    for (const [key, q] of this.queues) if (q.idle) this.queues.delete(key);
+    for (const [key, q] of this.queues) if (q.idle) this.drop(key, q);
+  }
+
+  /**
+   * Before each send: waits out any hold on the target's conversation or channel, then reserves the
+   * next slot of each limit the target shares with other targets and waits for it. Reserving first
+   * keeps the limit even when several queues send at the same moment; a hold that arrives meanwhile
+   * is waited out too, with fresh slots after it.
+   */
+  private async waitForSharedLimits(pacing: DeliveryPacing, target: ReplyTarget): Promise<void> {
+    const holds = [conversationHoldKey(target), botHoldKey(target)];
+    const heldUntil = () => Math.max(...holds.map((k) => this.clock.freeAt(k)));
+    for (;;) {
+      const held = heldUntil() - Date.now();
+      if (held > 0) {
+        await sleep(held);
+        continue;
+      }
+      const now = Date.now();
+      let at = now;
+      for (const limit of pacing.sharedLimits?.(target) ?? []) at = Math.max(at, this.clock.reserve(limitKey(target, limit.key), limit.intervalMs, now));
+      if (at > now) await sleep(at - now);
+      if (heldUntil() <= Date.now()) return;
+    }
+  }
+
+  /** A 429 that named the conversation or the whole bot holds every queue it covers; one for the target only holds that queue, which waits by itself. */
+  private holdFor(target: ReplyTarget, err: RateLimitedError): void {
+    if (err.scope === "target") return;
+    const key = err.scope === "bot" ? botHoldKey(target) : conversationHoldKey(target);
+    this.clock.holdUntil(key, Date.now() + err.retryAfterMs);
+  }
+
+  /** Drops a queue that has nothing left to do, keeping when its target may send next. */
+  private release(key: string, q: TargetQueue): void {
+    if (this.queues.get(key) === q && q.disposable) this.drop(key, q);
+  }
+
+  private drop(key: string, q: TargetQueue): void {
+    this.queues.delete(key);
+    this.clock.holdUntil(targetPacingKey(key), q.pacedUntil);
+  }
+
+  /** When queues pile up, drops idle ones that kept a progress message open for long (amortized: the threshold doubles with what stays). */
+  private sweepStaleQueues(): void {
+    if (this.queues.size < this.sweepAt) return;
+    const staleBefore = Date.now() - STALE_PROGRESS_MS;
+    for (const [key, q] of this.queues) if (q.idle && q.lastActive < staleBefore) this.drop(key, q);
+    this.sweepAt = Math.max(MIN_SWEEP, 2 * this.queues.size);
   }
 }

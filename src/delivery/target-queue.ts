@@ -35,6 +35,12 @@ export interface TargetQueueOptions {
   retryBaseMs?: number;
   /** Waits for the slots of limits this target shares with others (see DeliveryPacing.sharedLimits). */
   beforeSend?: (target: ReplyTarget) => Promise<void>;
+  /** Told of every 429, so a hold that names more than this target reaches the other queues it covers. */
+  onRateLimited?: (target: ReplyTarget, err: RateLimitedError) => void;
+  /** When the first send may go: the pacing an earlier queue of the same target left behind (default now). */
+  notBefore?: number;
+  /** Called each time everything queued is sent and nothing runs. */
+  onIdle?: () => void;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -42,7 +48,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export class TargetQueue {
   private readonly items: Item[] = [];
   private running = false;
-  private lastSentAt = 0;
+  /** When the next send may go: the last send (or failed attempt) plus the interval. */
+  private nextSendAt: number;
+  private lastActiveAt = Date.now();
   private readonly o: Required<TargetQueueOptions>;
   private idleWaiters: Array<() => void> = [];
   /** The progress message being edited in place, in `edit` mode. */
@@ -56,7 +64,11 @@ export class TargetQueue {
   private target: ReplyTarget;
 
   constructor(options: TargetQueueOptions) {
-    this.o = { maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, beforeSend: async () => {}, ...options };
+    this.o = {
+      maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, beforeSend: async () => {}, onRateLimited: () => {},
+      notBefore: 0, onIdle: () => {}, ...options,
+    };
+    this.nextSendAt = this.o.notBefore;
     this.target = options.target;
   }
 
@@ -94,6 +106,25 @@ export class TargetQueue {
     return !this.running && this.items.length === 0;
   }
 
+  /**
+   * Idle, and keeping nothing the next item needs, so the queue may be dropped and made again on
+   * next use (given `pacedUntil` as its `notBefore`). In `edit` mode an open progress message is kept:
+   * the next line of that task edits it.
+   */
+  get disposable(): boolean {
+    return this.idle && !this.progressMessage;
+  }
+
+  /** When the next send to this target may go, by this queue's own pacing. */
+  get pacedUntil(): number {
+    return this.nextSendAt;
+  }
+
+  /** When the queue last sent or was given something. */
+  get lastActive(): number {
+    return this.lastActiveAt;
+  }
+
   /** Resolves when everything queued so far is sent (or given up). */
   drained(): Promise<void> {
     if (this.idle) return Promise.resolve();
@@ -101,17 +132,20 @@ export class TargetQueue {
   }
 
   private kick(): void {
+    this.lastActiveAt = Date.now();
     if (this.running) return;
     this.running = true;
     void this.drain().finally(() => {
       this.running = false;
-      if (this.items.length) this.kick();
-      else for (const w of this.idleWaiters.splice(0)) w();
+      this.lastActiveAt = Date.now();
+      if (this.items.length) return this.kick();
+      for (const w of this.idleWaiters.splice(0)) w();
+      this.o.onIdle();
     });
   }
 
   private async pace(): Promise<void> {
-    const wait = this.lastSentAt + this.o.minIntervalMs - Date.now();
+    const wait = this.nextSendAt - Date.now();
     if (wait > 0) await sleep(wait);
   }
 
@@ -199,15 +233,19 @@ export class TargetQueue {
       try {
         await this.o.beforeSend(this.target);
         await call();
-        this.lastSentAt = Date.now();
+        this.nextSendAt = Date.now() + this.o.minIntervalMs;
         this.o.observer.emit({ event: "delivery.sent", traceId: this.traceId, target: this.o.target.conversationId, attempts: failures + rateLimits + 1 });
         return;
       } catch (err) {
-        this.lastSentAt = Date.now();
+        this.nextSendAt = Date.now() + this.o.minIntervalMs;
         if (err instanceof RateLimitedError) {
+          this.nextSendAt = Math.max(this.nextSendAt, Date.now() + err.retryAfterMs);
           rateLimits++;
+          this.o.onRateLimited(this.target, err);
           if (rateLimits > this.o.maxRateLimitWaits * (important ? 3 : 1)) throw err;
-          this.o.observer.emit({ event: "delivery.rate_limited", traceId: this.traceId, retryAfterMs: err.retryAfterMs, attempt: rateLimits });
+          this.o.observer.emit({
+            event: "delivery.rate_limited", traceId: this.traceId, target: this.o.target.conversationId, scope: err.scope, retryAfterMs: err.retryAfterMs, attempt: rateLimits,
+          });
           await sleep(Math.max(err.retryAfterMs, 50));
           continue;
         }

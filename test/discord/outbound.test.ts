@@ -51,7 +51,19 @@ describe("Discord outbound port", () => {
     expect(err).toBeInstanceOf(RateLimitedError);
     expect((err as RateLimitedError).retryAfterMs).toBeGreaterThanOrEqual(3000);
     expect((err as RateLimitedError).retryAfterMs).toBeLessThan(3500);
+    expect((err as RateLimitedError).scope).toBe("conversation");
     expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it("reports Discord's global 429 as a hold on everything the bot sends", async () => {
+    started = await startHarness();
+    const { target } = await threadTarget(started);
+    await started.h.adapter.port.send(target, { text: "first" });
+    started.h.emulator.failNext("createMessage", { status: 429, retryAfter: 3, global: true });
+    const err = await started.h.adapter.port.send(target, { text: "second" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect((err as RateLimitedError).scope).toBe("bot");
+    expect((err as RateLimitedError).retryAfterMs).toBeGreaterThanOrEqual(2500);
   });
 
   it("waits out a short 429 inside discord.js and delivers the message", async () => {

@@ -58,6 +58,7 @@ describe("Slack outbound port", () => {
     const err = await h.adapter.port.send(target, { text: "hi" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect((err as RateLimitedError).retryAfterMs).toBe(7000);
+    expect((err as RateLimitedError).scope).toBe("conversation");
     expect(h.emulator.world.calls.filter((c) => c.method === "chat.postMessage")).toHaveLength(1);
   });
 

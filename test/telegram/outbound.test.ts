@@ -80,12 +80,13 @@ describe("telegram outbound port", () => {
     expect((limited[0] as RateLimitedError).retryAfterMs).toBe(1000);
   });
 
-  it("passes Telegram's retry_after through on an injected 429", async () => {
+  it("passes Telegram's retry_after through on an injected 429, as a hold on that chat only", async () => {
     const { h, env } = await withMessage();
     h.emulator.failNext("sendMessage", { status: 429, retryAfter: 7 });
     const err = await h.adapter.port.send(env.replyTo, { text: "x" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect((err as RateLimitedError).retryAfterMs).toBe(7000);
+    expect((err as RateLimitedError).scope).toBe("conversation");
   });
 
   it("edits a posted message and treats an unchanged edit as done", async () => {
