@@ -109,17 +109,21 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const mcp = new McpHub(config.mcp, log);
   await mcp.start();
   // Tools activated through tool_search stay active for the session, across restarts too.
-  const activationState = new McpActivation();
-  for (const { key, value } of await store.listValues(ACTIVE_TOOLS)) {
-    activationState.activate(key.slice(ACTIVE_TOOLS.length), JSON.parse(value) as string[]);
-  }
+  const activationState = new McpActivation({
+    load: async (key) => {
+      const stored = await store.getValue(`${ACTIVE_TOOLS}${key}`);
+      return stored === undefined ? undefined : (JSON.parse(stored) as string[]);
+    },
+  });
   const activation: ToolActivation = {
     deferred: config.mcp.deferred,
     filterGroups: config.mcp.filterGroups,
     isActive: (key, tool) => activationState.active(key).has(tool),
+    restore: (key) => activationState.restore(key),
     activate: (key, tools) => {
       activationState.activate(key, tools);
-      void store.setValue(`${ACTIVE_TOOLS}${key}`, JSON.stringify([...activationState.active(key)]));
+      // Merged with what the store holds first, so a session memory forgot keeps its earlier tools.
+      void activationState.restore(key).then(() => store.setValue(`${ACTIVE_TOOLS}${key}`, JSON.stringify([...activationState.active(key)])));
     },
   };
   const catalog = () => [...registry.list(), ...mcp.tools()];
@@ -166,7 +170,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,
       policy: { tools: config.tools, approval: config.approval, loop: config.loop },
-      approvals: approvalManagerFor(adapter, approvals, delivery, config.approval.timeoutMs),
+      approvals: approvalManagerFor(adapter, approvals, delivery),
       knobs: {
         maxIterations: config.engine.maxIterations, maxToolResultChars: config.engine.maxToolResultChars,
         spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,

@@ -96,6 +96,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   };
 
   try {
+    await exec.activation?.restore?.(state.sessionKey);
     for (;;) {
       if (!record.batch) {
         if (state.signal.aborted) return await stopped();

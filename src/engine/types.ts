@@ -41,6 +41,8 @@ export interface ToolActivation {
   filterGroups: FilterGroup[];
   isActive(sessionKey: string, tool: string): boolean;
   activate(sessionKey: string, tools: string[]): void;
+  /** Brings a session's activations into memory (from the store) before its turn computes. */
+  restore?(sessionKey: string): Promise<void>;
 }
 
 /** Everything stable for an agent on a channel: the engine reads its inputs from here and TurnState only. */

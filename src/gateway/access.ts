@@ -5,6 +5,7 @@
  */
 import type { AccessConfig } from "../config/schema.ts";
 import type { IngressEnvelope } from "../envelope.ts";
+import { LruMap } from "../lru-map.ts";
 
 export type AccessDecision =
   | { verdict: "allowed" }
@@ -16,7 +17,8 @@ const listed = (list: string[], id: string) => list.includes("*") || list.includ
 export const REFUSAL_TEXT = "Sorry, I can't take requests from you here. Ask an admin of this bot to add you.";
 
 export class AccessControl {
-  private readonly lastTold = new Map<string, number>();
+  /** When each refused sender was last told; the least recently told are forgotten first. */
+  private readonly lastTold = new LruMap<string, number>({ max: 10_000 });
 
   /**
    * Decides whether an envelope is handled. `knownThread`: the thread already has a conversation
@@ -36,7 +38,6 @@ export class AccessControl {
     const last = this.lastTold.get(key);
     const tell = last === undefined || now - last >= access.refusalCooldownMs;
     if (tell) this.lastTold.set(key, now);
-    if (this.lastTold.size > 10_000) this.lastTold.clear();
     return { verdict: "refused", reason, tell };
   }
 }

@@ -175,6 +175,7 @@ export class Gateway {
         this.o.log.warn({ err: (err as Error).message, key }, "unfinished message could not be reported");
       }
     }
+    this.resumedTraces.clear();
     return told;
   }
 

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { LruMap } from "../lru-map.ts";
 import type { Observer } from "./observer.ts";
 
 export interface StatusSnapshot {
@@ -39,12 +40,20 @@ export class RuntimeStatus {
   private sources?: StatusSources;
   private startedAt = new Date().toISOString();
   private lastError?: StatusSnapshot["lastError"];
-  private readonly sessions = new Set<string>();
+  /**
+   * Sessions seen lately, to count each once. Only the most recent are remembered, so past that many
+   * a session that comes back after a long time may be counted again.
+   */
+  private readonly recentSessions = new LruMap<string, true>({ max: 10_000 });
+  private sessionsSeen = 0;
 
   constructor(dataDir: string, observer: Observer) {
     this.dir = dataDir;
     observer.listen((e) => {
-      if (e.sessionKey && e.event === "turn.start") this.sessions.add(e.sessionKey);
+      if (e.sessionKey && e.event === "turn.start" && !this.recentSessions.has(e.sessionKey)) {
+        this.recentSessions.set(e.sessionKey, true);
+        this.sessionsSeen++;
+      }
       if (e.event === "turn.finish" && e.status === "failed") {
         this.lastError = { at: new Date().toISOString(), event: e.event, message: "a turn failed", traceId: e.traceId };
       }
@@ -77,7 +86,7 @@ export class RuntimeStatus {
       pid: process.pid, startedAt: this.startedAt, updatedAt: new Date().toISOString(), channels: this.sources.channels,
       unhealthy: (this.sources.health?.() ?? []).filter((h) => !h.ok).map((h) => ({ channel: h.channel, detail: h.detail ?? "not connected" })),
       model: this.sources.model, runningTurns: s.runningTurns, pendingApprovals: s.pendingApprovals,
-      sessionsSeen: this.sessions.size, mcp: this.sources.mcp.status(), lastError: this.lastError,
+      sessionsSeen: this.sessionsSeen, mcp: this.sources.mcp.status(), lastError: this.lastError,
     };
     try {
       writeFileSync(path.join(this.dir, STATUS_FILE), JSON.stringify(snapshot, null, 2));
