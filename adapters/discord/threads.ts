@@ -3,9 +3,11 @@
  * lazily on the first thing the bot posts there. Discord gives a thread started from a message
  * the message's own id, so the thread id (and with it the session key) is known as soon as the
  * message arrives, before the thread exists. This file remembers which threads are still to be
- * started and which threads the bot already takes part in.
+ * started and which threads the bot already takes part in: the most recently used of each, so the
+ * memory does not grow with every thread the bot has seen.
  */
 import { DiscordAPIError, Routes, type REST } from "discord.js";
+import { LruMap } from "../../src/lru-map.ts";
 
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_CREATED = 160004;
@@ -19,20 +21,23 @@ interface PendingThread {
 
 /** Keeps thread bookkeeping for one adapter. */
 export class ThreadTracker {
-  private readonly pending = new Map<string, PendingThread>();
-  private readonly joined = new Set<string>();
+  private readonly pending = new LruMap<string, PendingThread>({ max: MAX_REMEMBERED });
+  private readonly joined = new LruMap<string, true>({ max: MAX_REMEMBERED });
 
   /** Notes that `messageId` in `parentId` should become a thread once the bot answers. */
   expect(messageId: string, parentId: string, name: string): void {
     if (this.joined.has(messageId)) return;
     this.pending.set(messageId, { parentId, name: threadName(name) });
-    trim(this.pending);
   }
 
   /** The bot posts (or posted) in this thread. */
   markJoined(channelId: string): void {
-    this.joined.add(channelId);
-    if (this.joined.size > MAX_REMEMBERED) this.joined.delete(this.joined.values().next().value!);
+    this.joined.set(channelId, true);
+  }
+
+  /** Threads remembered, pending and joined (for tests: it stays bounded). */
+  get size(): number {
+    return this.pending.size + this.joined.size;
   }
 
   /** Whether the bot takes part in this thread (it started it, or posted in it). */
@@ -69,8 +74,4 @@ export function threadName(text: string): string {
   const line = text.replace(/<[@#][!&]?\d+>/g, "").replace(/\s+/g, " ").trim();
   if (!line) return "Gatehouse";
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
-}
-
-function trim<K, V>(map: Map<K, V>): void {
-  if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value!);
 }

@@ -1,19 +1,31 @@
 /**
- * Names of Slack users, looked up once with users.info and cached, so the model reads
- * "@alice" instead of "<@U0ALICE>". A failed lookup is not cached, so it is tried again later.
+ * Names of Slack users, looked up with users.info and cached, so the model reads "@alice" instead
+ * of "<@U0ALICE>". The cache keeps the most recently used names for an hour each (a renamed user is
+ * read again); a failed lookup is not cached, so it is tried again later.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
+import { LruMap } from "../../src/lru-map.ts";
+
+/** How many users' names are kept, and for how long. */
+const CACHED_USERS = 5000;
+const NAME_TTL_MS = 60 * 60_000;
 
 /** A cached users.info lookup. */
 export class SlackUserDirectory {
-  private readonly cache = new Map<string, Promise<string | undefined>>();
+  private readonly cache: LruMap<string, Promise<string | undefined>>;
   private readonly client: WebClient;
   private readonly log: Logger;
 
-  constructor(client: WebClient, log: Logger) {
+  constructor(client: WebClient, log: Logger, options: { max?: number; ttlMs?: number } = {}) {
     this.client = client;
     this.log = log;
+    this.cache = new LruMap({ max: options.max ?? CACHED_USERS, ttlMs: options.ttlMs ?? NAME_TTL_MS });
+  }
+
+  /** Users whose names are cached. */
+  get size(): number {
+    return this.cache.size;
   }
 
   /** The display name of a user, or undefined when Slack would not say. */
@@ -27,7 +39,7 @@ export class SlackUserDirectory {
           return u?.profile?.display_name || u?.real_name || u?.name || undefined;
         })
         .catch((err: unknown) => {
-          this.cache.delete(userId);
+          if (this.cache.get(userId) === hit) this.cache.delete(userId);
           this.log.debug({ userId, err: String(err) }, "users.info failed; keeping the raw id");
           return undefined;
         });
