@@ -88,6 +88,12 @@ export interface DeliveryPacing {
   sharedLimits?(target: ReplyTarget): Array<{ key: string; intervalMs: number }>;
   /** `edit`: progress lines grow one message edited in place, instead of one message per batch. */
   progressMode?: "lines" | "edit";
+  /**
+   * Targets whose platform does not state its limit (Telegram private chats): their interval and
+   * shared limits apply only for a while after the platform answered 429 in that conversation, so
+   * the bot sends as fast as the platform takes and slows down only where it was told to.
+   */
+  paceOnlyAfterRateLimit?(target: ReplyTarget): boolean;
 }
 
 /** What an adapter hands inbound events to. Implemented by the gateway. */

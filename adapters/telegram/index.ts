@@ -223,6 +223,9 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
         { key: `chat:${target.account ?? ""}:${target.conversationId}`, intervalMs: target.conversationId.startsWith("-") ? 3000 : 1000 },
       ],
       progressMode: options.editProgressInPlace ? "edit" : "lines",
+      // Telegram does not state a private chat's limit (grammY: send, and wait out retry_after): a private
+      // chat is paced only for a while after a 429. Groups keep their documented 20 a minute.
+      paceOnlyAfterRateLimit: (target) => !target.conversationId.startsWith("-"),
     },
 
     async start(target: InboundSink): Promise<void> {

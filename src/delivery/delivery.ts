@@ -36,6 +36,10 @@ const targetPacingKey = (key: string) => `target:${key}`;
 const limitKey = (target: ReplyTarget, key: string) => `limit:${target.channel}:${key}`;
 const conversationHoldKey = (t: ReplyTarget) => `hold:conversation:${t.channel}:${t.account ?? ""}:${t.conversationId}`;
 const botHoldKey = (t: ReplyTarget) => `hold:bot:${t.channel}:${t.account ?? ""}`;
+/** Set after a 429 in a conversation whose platform states no limit: pacing applies there until it passes. */
+const recentlyLimitedKey = (t: ReplyTarget) => `limited:${t.channel}:${t.account ?? ""}:${t.conversationId}`;
+/** How long a conversation is paced after a 429, where pacing applies only after one. */
+const PACED_AFTER_RATE_LIMIT_MS = 60_000;
 
 export class Delivery {
   private readonly queues = new Map<string, TargetQueue>();
@@ -64,8 +68,10 @@ export class Delivery {
     const outlet = this.outlets.get(target.channel);
     if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
     this.sweepStaleQueues();
+    const interval = outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs;
     const q: TargetQueue = new TargetQueue({
-      port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs,
+      port: outlet.port, target, maxMessageChars: outlet.maxMessageChars, minIntervalMs: interval,
+      intervalNow: () => (this.paced(outlet.pacing, target) ? interval : 0),
       progressMode: outlet.pacing.progressMode,
       notBefore: this.clock.freeAt(targetPacingKey(key)),
       beforeSend: (t) => this.waitForSharedLimits(outlet.pacing, t),
@@ -124,7 +130,8 @@ export class Delivery {
       }
       const now = Date.now();
       let at = now;
-      for (const limit of pacing.sharedLimits?.(target) ?? []) at = Math.max(at, this.clock.reserve(limitKey(target, limit.key), limit.intervalMs, now));
+      const limits = this.paced(pacing, target) ? (pacing.sharedLimits?.(target) ?? []) : [];
+      for (const limit of limits) at = Math.max(at, this.clock.reserve(limitKey(target, limit.key), limit.intervalMs, now));
       if (at > now) await sleep(at - now);
       if (heldUntil() <= Date.now()) return;
     }
@@ -132,9 +139,15 @@ export class Delivery {
 
   /** A 429 that named the conversation or the whole bot holds every queue it covers; one for the target only holds that queue, which waits by itself. */
   private holdFor(target: ReplyTarget, err: RateLimitedError): void {
+    this.clock.holdUntil(recentlyLimitedKey(target), Date.now() + Math.max(err.retryAfterMs, 0) + PACED_AFTER_RATE_LIMIT_MS);
     if (err.scope === "target") return;
     const key = err.scope === "bot" ? botHoldKey(target) : conversationHoldKey(target);
     this.clock.holdUntil(key, Date.now() + err.retryAfterMs);
+  }
+
+  /** Whether the target's pacing is in force now: always, or for a while after a 429 where the platform states no limit. */
+  private paced(pacing: DeliveryPacing, target: ReplyTarget): boolean {
+    return !pacing.paceOnlyAfterRateLimit?.(target) || this.clock.freeAt(recentlyLimitedKey(target)) > Date.now();
   }
 
   /** Drops a queue that has nothing left to do, keeping when its target may send next. */

@@ -23,6 +23,8 @@ export interface TargetQueueOptions {
   target: ReplyTarget;
   maxMessageChars: number;
   minIntervalMs: number;
+  /** The interval in force now, when it changes with what the platform said (default: always `minIntervalMs`). */
+  intervalNow?: () => number;
   log: Logger;
   observer: Observer;
   /** Attempts for failures other than 429 (default 3). */
@@ -66,7 +68,7 @@ export class TargetQueue {
   constructor(options: TargetQueueOptions) {
     this.o = {
       maxAttempts: 3, maxRateLimitWaits: 20, progressMode: "lines", retryBaseMs: 300, beforeSend: async () => {}, onRateLimited: () => {},
-      notBefore: 0, onIdle: () => {}, ...options,
+      notBefore: 0, onIdle: () => {}, intervalNow: () => options.minIntervalMs, ...options,
     };
     this.nextSendAt = this.o.notBefore;
     this.target = options.target;
@@ -233,11 +235,11 @@ export class TargetQueue {
       try {
         await this.o.beforeSend(this.target);
         await call();
-        this.nextSendAt = Date.now() + this.o.minIntervalMs;
+        this.nextSendAt = Date.now() + this.o.intervalNow();
         this.o.observer.emit({ event: "delivery.sent", traceId: this.traceId, target: this.o.target.conversationId, attempts: failures + rateLimits + 1 });
         return;
       } catch (err) {
-        this.nextSendAt = Date.now() + this.o.minIntervalMs;
+        this.nextSendAt = Date.now() + this.o.intervalNow();
         if (err instanceof RateLimitedError) {
           this.nextSendAt = Math.max(this.nextSendAt, Date.now() + err.retryAfterMs);
           rateLimits++;

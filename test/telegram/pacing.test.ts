@@ -4,7 +4,7 @@ import { Delivery } from "../../src/delivery/delivery.ts";
 import type { ReplyTarget } from "../../src/envelope.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
 import { createObserver, type ObserverEvent } from "../../src/observe/observer.ts";
-import type { OutboundPort } from "../../src/ports.ts";
+import { RateLimitedError, type OutboundPort } from "../../src/ports.ts";
 import { waitUntil } from "../support/wait.ts";
 import { createTelegramHarness, type TelegramHarness } from "./harness.ts";
 
@@ -75,7 +75,28 @@ describe("telegram pacing", () => {
     expect(Math.max(...times) - Math.min(...times)).toBeLessThan(600);
   });
 
-  it("still paces one chat at about a message a second", async () => {
+  it("sends to a private chat as fast as Telegram takes it, and paces that chat at a message a second after a 429", async () => {
+    const adapter = createTelegramAdapter({ token: "123:abc" });
+    const sentAt: number[] = [];
+    let calls = 0;
+    const port: OutboundPort = {
+      async send() {
+        calls++;
+        if (calls === 3) throw new RateLimitedError(300, "Too Many Requests: retry after 0.3", "conversation");
+        sentAt.push(Date.now());
+        return { id: String(calls) };
+      },
+    };
+    const delivery = new Delivery(log, createObserver(log));
+    delivery.addChannel("telegram", { port, maxMessageChars: 4096, pacing: adapter.pacing });
+    await Promise.all([delivery.send(chatTarget(41), "one"), delivery.send(chatTarget(41), "two")]);
+    expect(sentAt[1]! - sentAt[0]!).toBeLessThan(500);
+    await Promise.all([delivery.send(chatTarget(41), "three"), delivery.send(chatTarget(41), "four")]);
+    expect(sentAt[2]! - sentAt[1]!).toBeGreaterThanOrEqual(290);
+    expect(sentAt[3]! - sentAt[2]!).toBeGreaterThanOrEqual(990);
+  });
+
+  it("keeps a group at its documented 20 messages a minute", async () => {
     const adapter = createTelegramAdapter({ token: "123:abc" });
     const sentAt: number[] = [];
     const port: OutboundPort = {
@@ -86,7 +107,7 @@ describe("telegram pacing", () => {
     };
     const delivery = new Delivery(log, createObserver(log));
     delivery.addChannel("telegram", { port, maxMessageChars: 4096, pacing: adapter.pacing });
-    await Promise.all([delivery.send(chatTarget(41), "one"), delivery.send(chatTarget(41), "two")]);
-    expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(990);
+    await Promise.all([delivery.send(chatTarget(-100777), "one"), delivery.send(chatTarget(-100777), "two")]);
+    expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(2990);
   });
 });
