@@ -31,10 +31,6 @@ import { createReceiptSigner } from "./observe/receipt-signer.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
 import { watchChannelHealth } from "./observe/channel-health.ts";
 import { openRotatingLog } from "./observe/log-files.ts";
-import { createConsoleAdapter } from "../adapters/console/console-adapter.ts";
-import { createSlackAdapter } from "../adapters/slack/index.ts";
-import { createDiscordAdapter } from "../adapters/discord/index.ts";
-import { createTelegramAdapter } from "../adapters/telegram/index.ts";
 
 export interface BotOptions {
   /** Adapters to run instead of the ones the config names (tests, embedding). */
@@ -244,13 +240,18 @@ async function createChannelAdapters(
   const adapters: ChannelAdapter[] = [];
   for (const channel of channels) {
     const clog = log.child({ channel });
-    if (channel === "console") adapters.push(createConsoleAdapter({ onInputEnd: onShutdownRequest }));
+    // Each platform's SDK is loaded only when its channel starts (a Telegram bot never loads discord.js).
+    if (channel === "console") {
+      const { createConsoleAdapter } = await import("../adapters/console/console-adapter.ts");
+      adapters.push(createConsoleAdapter({ onInputEnd: onShutdownRequest }));
+    }
     if (channel === "slack") {
       const s = config.slack;
       if (!s.botToken) throw new ConfigError(["SLACK_BOT_TOKEN: required for the Slack channel (a bot token starting with xoxb-)"]);
       if (!s.appToken && !s.signingSecret) {
         throw new ConfigError(["SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: set the app token (xapp-…) for Socket Mode, or the signing secret for the HTTP Events API"]);
       }
+      const { createSlackAdapter } = await import("../adapters/slack/index.ts");
       adapters.push(
         createSlackAdapter({
           botToken: s.botToken, appToken: s.appToken, signingSecret: s.signingSecret, apiUrl: s.apiUrl,
@@ -261,6 +262,7 @@ async function createChannelAdapters(
     if (channel === "discord") {
       const d = config.discord;
       if (!d.token) throw new ConfigError(["DISCORD_TOKEN: required for the Discord channel (Developer Portal → Bot → Reset Token)"]);
+      const { createDiscordAdapter } = await import("../adapters/discord/index.ts");
       adapters.push(
         createDiscordAdapter({
           token: d.token, apiUrl: d.apiUrl, allowedGuilds: d.allowedGuilds, allowedChannels: d.allowedChannels,
@@ -274,6 +276,7 @@ async function createChannelAdapters(
       if (t.webhookUrl && !t.webhookSecret) {
         throw new ConfigError(["TELEGRAM_WEBHOOK_SECRET: required with TELEGRAM_WEBHOOK_URL, so that only Telegram can post updates"]);
       }
+      const { createTelegramAdapter } = await import("../adapters/telegram/index.ts");
       adapters.push(
         createTelegramAdapter({
           token: t.botToken, apiRoot: t.apiRoot, log: clog, editProgressInPlace: t.editProgressInPlace,
