@@ -7,7 +7,7 @@ import { explainPolicy, formatExplain } from "../policy/explain.ts";
 import { builtinTools } from "../tools/builtin/index.ts";
 import { McpHub } from "../tools/mcp/hub.ts";
 import { silentLogger } from "../observe/logger.ts";
-import { openSqliteStore } from "../store/sqlite-store.ts";
+import { openStore } from "../store/open-store.ts";
 import { readArgs } from "./args.ts";
 
 export async function runExplain(argv: string[]): Promise<number> {
@@ -41,7 +41,7 @@ export async function runExplain(argv: string[]): Promise<number> {
   if (config.mcp.deferred && Object.keys(config.mcp.servers).length) descriptors.push({ name: "tool_search", risk: "read", owner: "builtin" });
   const remembered = new Set<string>();
   if (conversationId) {
-    const store = await openSqliteStore({ dataDir: config.dataDir });
+    const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     const scope =
       config.approval.alwaysScope === "sender"
         ? `sender:${channel}:${sender}`

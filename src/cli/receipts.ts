@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { loadConfig } from "../config/load.ts";
 import { loadOrCreateReceiptKey, parseReceipt, verifyReceipt } from "../observe/receipts.ts";
-import { openSqliteStore } from "../store/sqlite-store.ts";
+import { openStore } from "../store/open-store.ts";
 import { readArgs } from "./args.ts";
 
 const USAGE = "usage: gatehouse receipts verify <receipt> --tool NAME [--args JSON] --output-file FILE\n";
@@ -53,7 +53,7 @@ export async function runReceipts(argv: string[]): Promise<number> {
       return 2;
     }
   } else {
-    const store = await openSqliteStore({ dataDir: config.dataDir });
+    const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     const stored = await store.getReceipt(receiptText.trim());
     await store.close();
     if (!stored) {

@@ -13,7 +13,8 @@ import type { Config } from "../config/schema.ts";
 import { readRuntimeStatus, PID_FILE, type StatusSnapshot } from "../observe/runtime-status.ts";
 import { registerSecret } from "../observe/scrub.ts";
 import { silentLogger } from "../observe/logger.ts";
-import { DATABASE_FILE, openSqliteStore } from "../store/sqlite-store.ts";
+import { DATABASE_FILE } from "../store/sqlite-store.ts";
+import { openStore } from "../store/open-store.ts";
 import type { PendingApprovalRecord } from "../store/store.ts";
 import { McpHub } from "../tools/mcp/hub.ts";
 import { readArgs } from "./args.ts";
@@ -55,7 +56,7 @@ export async function runStatus(argv: string[]): Promise<number> {
   out.push(row("Model", `${config.model.name} at ${modelBase(config)}${config.model.apiKey ? " (API key set)" : ""}`));
   out.push(...describeMcp(config, snapshot));
   out.push(...describeActivity(snapshot));
-  out.push(...(await describeApprovals(config.dataDir)));
+  out.push(...(await describeApprovals(config.dataDir, config.databaseUrl)));
   out.push(describeLastError(snapshot));
 
   let healthy = running;
@@ -182,12 +183,12 @@ function formatLastError(e: NonNullable<StatusSnapshot["lastError"]>): string {
   return `${ago(e.at)} ago, ${e.event}: ${e.message}${e.traceId ? ` (trace ${e.traceId}: gatehouse logs --trace ${e.traceId})` : ""}`;
 }
 
-async function describeApprovals(dataDir: string): Promise<string[]> {
-  // Opening the store would create it; a bot that never ran has nothing pending.
-  if (!existsSync(path.join(dataDir, DATABASE_FILE))) return [row("Approvals", "0 pending (no store yet)")];
+async function describeApprovals(dataDir: string, databaseUrl?: string): Promise<string[]> {
+  // Opening the SQLite store would create it; a bot that never ran has nothing pending.
+  if (!databaseUrl && !existsSync(path.join(dataDir, DATABASE_FILE))) return [row("Approvals", "0 pending (no store yet)")];
   let pending: PendingApprovalRecord[];
   try {
-    const store = await openSqliteStore({ dataDir });
+    const store = await openStore({ dataDir, databaseUrl });
     try {
       pending = (await store.listApprovals("pending")).filter((a) => a.expiresAt > Date.now());
     } finally {

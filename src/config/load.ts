@@ -31,6 +31,7 @@ const ENV_KEYS: Array<[string, string[], "string" | "list" | "number"]> = [
   ["GATEHOUSE_WORKSPACE", ["workspace"], "string"],
   ["GATEHOUSE_CHANNELS", ["channels"], "list"],
   ["LOG_LEVEL", ["logLevel"], "string"],
+  ["DATABASE_URL", ["databaseUrl"], "string"],
   ["SLACK_BOT_TOKEN", ["slack", "botToken"], "string"],
   ["SLACK_APP_TOKEN", ["slack", "appToken"], "string"],
   ["SLACK_SIGNING_SECRET", ["slack", "signingSecret"], "string"],
@@ -143,6 +144,16 @@ export function channelsToStart(config: Config): ChannelName[] {
   return found.length ? found : ["console"];
 }
 
+/** The password inside a database URL, so that logs never show it. */
+function databasePassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every secret value in the config, to be masked in logs and posts. */
 export function configSecrets(config: Config): string[] {
   return [
@@ -154,5 +165,6 @@ export function configSecrets(config: Config): string[] {
     config.telegram.botToken,
     config.telegram.webhookSecret,
     config.receipts.key,
+    databasePassword(config.databaseUrl),
   ].filter((s): s is string => typeof s === "string" && s.length > 0);
 }

@@ -92,6 +92,11 @@ const GatewayConfigSchema = z.strictObject({
    * tool) before it is cut short; it then continues after the restart from its last checkpoint.
    */
   shutdownGraceMs: z.number().int().min(0).max(60_000).default(4000),
+  /**
+   * With several replicas (DATABASE_URL): how long a replica's hold on a thread lasts without renewal,
+   * i.e. how soon another replica picks up the threads of one that died.
+   */
+  leaseTtlMs: z.number().int().min(500).max(300_000).default(10_000),
 });
 
 const HttpToolConfigSchema = z.strictObject({
@@ -111,6 +116,8 @@ export const ConfigSchema = z.strictObject({
   logLevel: z.enum(LOG_LEVELS).default("info"),
   /** The port HTTP receivers listen on when their own setting is absent (PORT, as platforms set it). */
   httpPort: z.number().int().min(0).max(65535).optional(),
+  /** PostgreSQL for several replicas (postgres://user:password@host/db); unset: the embedded SQLite store. */
+  databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL").optional(),
   /** Channels to start; default: every channel whose token is set, else the console. */
   channels: z.array(z.enum(["console", "slack", "discord", "telegram"])).optional(),
   engine: EngineConfigSchema.prefault({}),

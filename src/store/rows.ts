@@ -1,7 +1,9 @@
 /**
- * The mapping between the store's records and their SQLite rows. Column types are guaranteed
- * by the STRICT tables in migrations.ts; the JSON columns (approvers, target) are checked with
- * zod when read, since a damaged value there would otherwise surface far from the store.
+ * The mapping between the store's records and their rows, shared by the SQLite and PostgreSQL
+ * stores. Column types are guaranteed by the STRICT tables in migrations.ts and the typed columns
+ * of postgres-migrations.ts (whose BIGINTs the PostgreSQL store reads as numbers); the JSON
+ * columns (approvers, target) are checked with zod when read, since a damaged value there would
+ * otherwise surface far from the store.
  */
 import { z } from "zod";
 import type { SQLInputValue } from "node:sqlite";
@@ -29,7 +31,8 @@ export interface ApprovalRow {
   decided_by_id: string | null;
   decided_by_name: string | null;
   decided_at: number | null;
-  allow_always: number;
+  /** 0/1 in SQLite, a BOOLEAN in PostgreSQL. */
+  allow_always: number | boolean;
 }
 
 /** A row of the `audit` table. */
@@ -63,7 +66,10 @@ export interface ReceiptRow {
 
 const Approvers = z.array(z.string());
 
-/** Named parameters for inserting an approval (node:sqlite binds `$name` from these keys). */
+/**
+ * Named parameters for inserting an approval (node:sqlite binds `$name` from these keys; the
+ * PostgreSQL store binds them in the order of its column list). PostgreSQL reads 0/1 as a boolean.
+ */
 export function approvalParams(r: PendingApprovalRecord): Record<string, SQLInputValue> {
   return {
     id: r.id,
@@ -112,7 +118,7 @@ export function approvalFromRow(row: ApprovalRow): PendingApprovalRecord {
   if (row.decided_by_id !== null) record.decidedById = row.decided_by_id;
   if (row.decided_by_name !== null) record.decidedByName = row.decided_by_name;
   if (row.decided_at !== null) record.decidedAt = row.decided_at;
-  if (row.allow_always === 0) record.allowAlways = false;
+  if (row.allow_always === 0 || row.allow_always === false) record.allowAlways = false;
   return record;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The store interface. The embedded implementation is SQLite (node:sqlite, see sqlite-store.ts);
- * a server database can implement the same interface when several replicas share a workspace.
- * Every method is async so that such a store fits without changing callers.
+ * PostgreSQL (postgres-store.ts) implements the same interface when several replicas share a
+ * workspace, and open-store.ts picks between them. Every method is async so that a server store
+ * fits without changing callers; test/store/contract holds the behaviours both must have.
  */
 import type { ReplyTarget } from "../envelope.ts";
 import type { ChatMessage } from "../model/types.ts";

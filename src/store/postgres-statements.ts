@@ -1,0 +1,111 @@
+/**
+ * Every SQL statement the PostgreSQL store runs. Parameters are positional (`$1`); the insert
+ * statements take their values in the order of the column lists below, which name the keys of
+ * the parameter records built in rows.ts. Text is ordered with COLLATE "C" so that lists come
+ * out in the same (byte) order as from SQLite, whatever locale the database was created with.
+ */
+
+/** The approvals columns, in the order insertApproval takes them. */
+export const APPROVAL_COLUMNS = [
+  "id", "session_key", "turn_id", "call_id", "tool", "args_hash", "args_summary", "channel",
+  "requester_id", "requester_name", "approvers", "target", "card_message_id", "created_at", "expires_at", "state",
+  "decided_by_id", "decided_by_name", "decided_at", "allow_always",
+] as const;
+
+/** The audit columns, in the order insertAudit takes them. */
+export const AUDIT_COLUMNS = [
+  "at", "kind", "trace_id", "session_key", "channel", "tool", "args_hash", "actor_id", "actor_name",
+  "source", "outcome", "detail",
+] as const;
+
+/** The receipts columns, in the order insertReceipt takes them. */
+export const RECEIPT_COLUMNS = [
+  "id", "at", "session_key", "call_id", "tool", "args_canonical", "output_hash", "mac",
+] as const;
+
+function insertInto(table: string, columns: readonly string[]): string {
+  return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})`;
+}
+
+/** The statements, by name. */
+export const PG = {
+  // One statement, so one transaction: the session row's lock (taken by the upsert before any
+  // message is inserted) keeps a concurrent append or reset from interleaving with this one, and
+  // the messages get ids in the order given.
+  appendHistory: `
+    WITH session AS (
+      INSERT INTO sessions (key, generation, created_at, updated_at) VALUES ($1, 1, $2::bigint, $2::bigint)
+      ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
+      RETURNING generation
+    )
+    INSERT INTO messages (session_key, generation, at, body)
+    SELECT $1, session.generation, $2::bigint, m.body
+    FROM session, unnest($3::text[]) WITH ORDINALITY AS m(body, n)
+    ORDER BY m.n`,
+  lastMessages: `
+    SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
+    WHERE s.key = $1 ORDER BY m.id DESC LIMIT $2`,
+  resetSession: `UPDATE sessions SET generation = generation + 1, updated_at = $2 WHERE key = $1`,
+  // LIMIT NULL is LIMIT ALL.
+  listSessions: `
+    SELECT s.key, s.created_at, s.updated_at,
+      (SELECT count(*) FROM messages m WHERE m.session_key = s.key AND m.generation = s.generation) AS message_count
+    FROM sessions s ORDER BY s.updated_at DESC, s.key COLLATE "C" LIMIT $1`,
+
+  purgeSeen: `DELETE FROM seen_events WHERE expires_at <= $1`,
+  // Inserts a new id or revives an expired one (one row counted); a concurrent insert of the same
+  // id waits for this one and then finds it unexpired (no row counted).
+  markSeen: `
+    INSERT INTO seen_events (channel, event_id, expires_at) VALUES ($1, $2, $3)
+    ON CONFLICT (channel, event_id) DO UPDATE SET expires_at = excluded.expires_at
+    WHERE seen_events.expires_at <= $4`,
+
+  insertApproval: insertInto("approvals", APPROVAL_COLUMNS),
+  getApproval: `SELECT * FROM approvals WHERE id = $1`,
+  setCardMessage: `UPDATE approvals SET card_message_id = $2 WHERE id = $1`,
+  // The compare-and-set: a row is updated only while it is still pending (and, for a click, not
+  // yet expired). Concurrent decides on one row queue on its lock; after the first commits, the
+  // others re-check the WHERE clause against the decided row and update nothing.
+  decideBeforeExpiry: `
+    UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5
+    WHERE id = $1 AND state = 'pending' AND expires_at > $5`,
+  decideExpired: `
+    UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5
+    WHERE id = $1 AND state = 'pending'`,
+  expireAllPending: `UPDATE approvals SET state = 'expired', decided_at = $1 WHERE state = 'pending'`,
+  listApprovals: `SELECT * FROM approvals ORDER BY created_at, id COLLATE "C"`,
+  listApprovalsIn: `SELECT * FROM approvals WHERE state = $1 ORDER BY created_at, id COLLATE "C"`,
+
+  rememberAlways: `
+    INSERT INTO always_rules (scope, tool, created_at) VALUES ($1, $2, $3)
+    ON CONFLICT (scope, tool) DO NOTHING`,
+  hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $1 AND tool = $2`,
+  forgetAlways: `DELETE FROM always_rules WHERE scope = $1`,
+
+  insertAudit: insertInto("audit", AUDIT_COLUMNS),
+  // The newest N matching entries; the caller puts them back in time order. A NULL filter matches
+  // everything (the planner folds it away, since each query is planned with its values).
+  listAudit: `
+    SELECT * FROM audit WHERE ($1::text IS NULL OR session_key = $1) AND ($2::text IS NULL OR kind = $2)
+    ORDER BY id DESC LIMIT $3`,
+
+  insertReceipt: `${insertInto("receipts", RECEIPT_COLUMNS)} ON CONFLICT (id) DO NOTHING`,
+  getReceipt: `SELECT * FROM receipts WHERE id = $1`,
+
+  saveTurn: `
+    INSERT INTO turns (turn_id, session_key, channel, trace_id, version, waiting_approval_id, updated_at, body)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (turn_id) DO UPDATE SET version = excluded.version, waiting_approval_id = excluded.waiting_approval_id,
+      updated_at = excluded.updated_at, body = excluded.body`,
+  getTurn: `SELECT * FROM turns WHERE turn_id = $1`,
+  listTurns: `SELECT * FROM turns ORDER BY updated_at, turn_id COLLATE "C"`,
+  deleteTurn: `DELETE FROM turns WHERE turn_id = $1`,
+
+  getValue: `SELECT value FROM kv WHERE key = $1`,
+  // starts_with, not LIKE: a prefix may hold % or _.
+  listValues: `SELECT key, value FROM kv WHERE starts_with(key, $1) ORDER BY key COLLATE "C"`,
+  deleteValue: `DELETE FROM kv WHERE key = $1`,
+  setValue: `
+    INSERT INTO kv (key, value) VALUES ($1, $2)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+} as const;

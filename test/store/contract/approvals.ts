@@ -1,0 +1,134 @@
+/** Contract: pending approvals and their compare-and-set. */
+import { describe, expect, it } from "vitest";
+import type { PendingApprovalRecord } from "../../../src/store/store.ts";
+import { openFresh, type StoreHarness } from "./harness.ts";
+
+/** A pending approval as the approval service creates it. */
+export function pending(id: string, overrides: Partial<PendingApprovalRecord> = {}): PendingApprovalRecord {
+  return {
+    id,
+    sessionKey: "slack:C1:171.2",
+    turnId: "turn-1",
+    callId: "call-1",
+    tool: "shell",
+    argsHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    argsSummary: "rm -rf build/",
+    channel: "slack",
+    requesterId: "U1",
+    approvers: ["U1", "UADMIN"],
+    target: { channel: "slack", conversationId: "C1", threadId: "171.2" },
+    createdAt: 1_000,
+    expiresAt: 61_000,
+    state: "pending",
+    ...overrides,
+  };
+}
+
+/** Approval behaviours every store must have. */
+export function describeApprovalsContract(harness: StoreHarness): void {
+  describe("pending approvals", () => {
+    it("stores and returns every field of an approval", async () => {
+      const store = await openFresh(harness);
+      const full = pending("a1", {
+        requesterName: "Ana",
+        cardMessageId: "171.3",
+        target: { channel: "slack", account: "team2", conversationId: "C1", threadId: "171.2", replyToMessageId: "171.2" },
+        allowAlways: false,
+        createdAt: 1_700_000_000_000,
+        expiresAt: 1_700_000_060_000,
+      });
+      await store.createApproval(full);
+      await store.createApproval(pending("a2"));
+      expect(await store.getApproval("a1")).toEqual(full);
+      expect(await store.getApproval("a2")).toEqual(pending("a2"));
+      expect(await store.getApproval("nope")).toBeUndefined();
+      await store.close();
+    });
+
+    it("remembers the card's message id once it is posted", async () => {
+      const store = await openFresh(harness);
+      await store.createApproval(pending("a1"));
+      await store.setApprovalCardMessage("a1", "msg-99");
+      expect((await store.getApproval("a1"))?.cardMessageId).toBe("msg-99");
+      await store.close();
+    });
+
+    it("accepts exactly one of two simultaneous clicks", async () => {
+      const store = await openFresh(harness);
+      await store.createApproval(pending("a1"));
+      const results = await Promise.all([
+        store.decideApproval("a1", "approved", { id: "U1", name: "Ana" }, 2_000),
+        store.decideApproval("a1", "denied", { id: "UADMIN", name: "Bo" }, 2_000),
+      ]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const decided = await store.getApproval("a1");
+      const winner = results[0] ? { state: "approved", decidedById: "U1", decidedByName: "Ana" } : { state: "denied", decidedById: "UADMIN", decidedByName: "Bo" };
+      expect(decided).toMatchObject({ ...winner, decidedAt: 2_000 });
+      await store.close();
+    });
+
+    it("refuses a click after the approval expired, but lets the timeout mark it expired", async () => {
+      const store = await openFresh(harness);
+      await store.createApproval(pending("a1", { expiresAt: 5_000 }));
+      expect(await store.decideApproval("a1", "approved", { id: "U1" }, 5_000)).toBe(false);
+      expect((await store.getApproval("a1"))?.state).toBe("pending");
+      expect(await store.decideApproval("a1", "expired", {}, 5_001)).toBe(true);
+      expect(await store.getApproval("a1")).toMatchObject({ state: "expired", decidedAt: 5_001 });
+      expect(await store.decideApproval("a1", "approved", { id: "U1" }, 5_002)).toBe(false);
+      await store.close();
+    });
+
+    it("refuses a decision on an unknown approval", async () => {
+      const store = await openFresh(harness);
+      expect(await store.decideApproval("ghost", "approved", { id: "U1" }, 1)).toBe(false);
+      await store.close();
+    });
+
+    it("expires every pending approval at start-up and leaves decided ones alone", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      await before.createApproval(pending("p1"));
+      await before.createApproval(pending("p2", { createdAt: 1_500 }));
+      await before.createApproval(pending("d1"));
+      await before.decideApproval("d1", "denied", { id: "UADMIN" }, 2_000);
+      await before.close();
+
+      const after = await harness.open(location);
+      expect(await after.expireAllPending(9_000)).toBe(2);
+      expect((await after.listApprovals("expired")).map((a) => a.id)).toEqual(["p1", "p2"]);
+      expect(await after.listApprovals("pending")).toEqual([]);
+      expect((await after.getApproval("d1"))?.state).toBe("denied");
+      expect((await after.listApprovals()).map((a) => a.id)).toEqual(["d1", "p1", "p2"]);
+      expect(await after.decideApproval("p1", "approved", { id: "U1" }, 9_001)).toBe(false);
+      await after.close();
+    });
+  });
+
+  describe("remembered 'always' decisions", () => {
+    it("apply only to the scope and tool they were given for, and survive a restart", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      await before.rememberAlways("slack:C1", "shell", 1_000);
+      await before.rememberAlways("slack:C1", "shell", 2_000);
+      await before.close();
+
+      const store = await harness.open(location);
+      expect(await store.hasAlways("slack:C1", "shell")).toBe(true);
+      expect(await store.hasAlways("slack:C2", "shell")).toBe(false);
+      expect(await store.hasAlways("slack:C1", "write_file")).toBe(false);
+      await store.close();
+    });
+
+    it("are forgotten for a whole scope, and only that scope", async () => {
+      const store = await openFresh(harness);
+      await store.rememberAlways("slack:C1", "shell", 1);
+      await store.rememberAlways("slack:C1", "http", 1);
+      await store.rememberAlways("slack:C2", "shell", 1);
+      await store.forgetAlways("slack:C1");
+      expect(await store.hasAlways("slack:C1", "shell")).toBe(false);
+      expect(await store.hasAlways("slack:C1", "http")).toBe(false);
+      expect(await store.hasAlways("slack:C2", "shell")).toBe(true);
+      await store.close();
+    });
+  });
+}

@@ -1,0 +1,125 @@
+/** Contract: audit log, receipts, turn records and named values. */
+import { describe, expect, it } from "vitest";
+import type { ReceiptRecord, StoredTurn } from "../../../src/store/store.ts";
+import { openFresh, type StoreHarness } from "./harness.ts";
+
+const receipt: ReceiptRecord = {
+  id: "r-1",
+  at: 1_700_000_000_000,
+  sessionKey: "discord:42",
+  callId: "call-7",
+  tool: "read_file",
+  argsCanonical: '{"approved":true,"path":"notes.md"}',
+  outputHash: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+  mac: "5d41402abc4b2a76b9719d911017c592",
+};
+
+function turn(turnId: string, overrides: Partial<StoredTurn> = {}): StoredTurn {
+  return {
+    turnId, sessionKey: "slack:C1:171.2", channel: "slack", traceId: `trace-${turnId}`, version: 1,
+    updatedAt: 1_700_000_000_000, body: JSON.stringify({ v: 1, messages: [], iteration: 0 }), ...overrides,
+  };
+}
+
+/** Audit, receipt, turn and value behaviours every store must have. */
+export function describeRecordsContract(harness: StoreHarness): void {
+  describe("audit log", () => {
+    it("lists entries oldest first, filtered by session and kind, keeping the newest N under a limit", async () => {
+      const store = await openFresh(harness);
+      await store.appendAudit({ at: 1, kind: "approval", sessionKey: "s1", tool: "shell", actorId: "U1", actorName: "Ana", source: "backchannel", outcome: "approved" });
+      await store.appendAudit({ at: 2, kind: "tool", sessionKey: "s1", tool: "shell", outcome: "ok", traceId: "t1", argsHash: "h", channel: "slack", detail: "exit 0" });
+      await store.appendAudit({ at: 3, kind: "approval", sessionKey: "s2", tool: "shell", source: "timeout", outcome: "denied" });
+      await store.appendAudit({ at: 4, kind: "approval", sessionKey: "s1", tool: "http", source: "policy", outcome: "approved" });
+
+      expect((await store.listAudit()).map((e) => e.at)).toEqual([1, 2, 3, 4]);
+      expect((await store.listAudit({ sessionKey: "s1" })).map((e) => e.at)).toEqual([1, 2, 4]);
+      expect((await store.listAudit({ kind: "approval" })).map((e) => e.at)).toEqual([1, 3, 4]);
+      expect((await store.listAudit({ sessionKey: "s1", kind: "approval" })).map((e) => e.at)).toEqual([1, 4]);
+      expect((await store.listAudit({ kind: "approval", limit: 2 })).map((e) => e.at)).toEqual([3, 4]);
+      expect(await store.listAudit({ limit: 0 })).toEqual([]);
+      expect((await store.listAudit({ sessionKey: "s1" }))[1]).toEqual({
+        at: 2, kind: "tool", sessionKey: "s1", tool: "shell", outcome: "ok", traceId: "t1", argsHash: "h", channel: "slack", detail: "exit 0",
+      });
+      await store.close();
+    });
+  });
+
+  describe("receipts", () => {
+    it("returns a saved receipt by id after a restart", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      await before.saveReceipt(receipt);
+      await before.saveReceipt(receipt);
+      await before.close();
+      const store = await harness.open(location);
+      expect(await store.getReceipt("r-1")).toEqual(receipt);
+      expect(await store.getReceipt("r-2")).toBeUndefined();
+      await store.close();
+    });
+
+    it("refuses to overwrite a receipt with a different one under the same id", async () => {
+      const store = await openFresh(harness);
+      await store.saveReceipt(receipt);
+      await expect(store.saveReceipt({ ...receipt, mac: "forged" })).rejects.toThrow(/different receipt with id r-1/);
+      expect((await store.getReceipt("r-1"))?.mac).toBe(receipt.mac);
+      await store.close();
+    });
+  });
+
+  describe("turn records", () => {
+    it("saves, replaces and returns a turn with every field, across a restart", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      await before.saveTurn(turn("t1"));
+      const parked = turn("t1", { version: 2, waitingApprovalId: "k3x9", updatedAt: 1_700_000_000_500, body: '{"v":2,"parked":true}' });
+      await before.saveTurn(parked);
+      await before.close();
+
+      const store = await harness.open(location);
+      expect(await store.getTurn("t1")).toEqual(parked);
+      expect(await store.getTurn("t2")).toBeUndefined();
+      await store.saveTurn(turn("t1", { updatedAt: 1_700_000_000_900 }));
+      expect((await store.getTurn("t1"))?.waitingApprovalId).toBeUndefined();
+      await store.close();
+    });
+
+    it("lists every turn oldest first and forgets a deleted one", async () => {
+      const store = await openFresh(harness);
+      await store.saveTurn(turn("late", { updatedAt: 3 }));
+      await store.saveTurn(turn("b", { updatedAt: 1 }));
+      await store.saveTurn(turn("a", { updatedAt: 1 }));
+      expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["a", "b", "late"]);
+      await store.deleteTurn("b");
+      await store.deleteTurn("never-saved");
+      expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["a", "late"]);
+      await store.close();
+    });
+  });
+
+  describe("named values", () => {
+    it("stores, overwrites and keeps a value across restarts", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      expect(await before.getValue("telegram.offset")).toBeUndefined();
+      await before.setValue("telegram.offset", "100");
+      await before.setValue("telegram.offset", "101");
+      await before.close();
+      const store = await harness.open(location);
+      expect(await store.getValue("telegram.offset")).toBe("101");
+      await store.close();
+    });
+
+    it("lists the values under a prefix by key, taking the prefix literally, and deletes one", async () => {
+      const store = await openFresh(harness);
+      for (const [key, value] of [["mcp.b", "2"], ["mcp.a", "1"], ["mcpx", "no"], ["mcp%", "pct"], ["other", "no"]] as const) {
+        await store.setValue(key, value);
+      }
+      expect(await store.listValues("mcp.")).toEqual([{ key: "mcp.a", value: "1" }, { key: "mcp.b", value: "2" }]);
+      expect(await store.listValues("mcp%")).toEqual([{ key: "mcp%", value: "pct" }]);
+      await store.deleteValue("mcp.a");
+      await store.deleteValue("missing");
+      expect((await store.listValues("mcp")).map((v) => v.key)).toEqual(["mcp%", "mcp.b", "mcpx"]);
+      await store.close();
+    });
+  });
+}
