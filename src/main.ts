@@ -10,7 +10,8 @@ import type { ChannelName, Config } from "./config/schema.ts";
 import type { ChannelAdapter } from "./ports.ts";
 import { createLogger } from "./observe/logger.ts";
 import { createObserver, type Observer } from "./observe/observer.ts";
-import { openSqliteStore } from "./store/sqlite-store.ts";
+import { openStore } from "./store/open-store.ts";
+import type { Coordination } from "./store/coordination.ts";
 import type { Store } from "./store/store.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { builtinTools } from "./tools/builtin/index.ts";
@@ -25,6 +26,7 @@ import { Delivery } from "./delivery/delivery.ts";
 import { PendingApprovals } from "./approval/pending-approvals.ts";
 import { approvalManagerFor } from "./approval/choose-manager.ts";
 import { Gateway } from "./gateway/gateway.ts";
+import { leasedChannel, type LeasedChannel } from "./gateway/leased-channel.ts";
 import { pruneSpilledOutput } from "./engine/record.ts";
 import type { ResolvedExecution, ToolActivation } from "./engine/types.ts";
 import { createReceiptSigner } from "./observe/receipt-signer.ts";
@@ -88,7 +90,12 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const log =
     options.log ?? createLogger({ level: config.logLevel, secrets: configSecrets(config), destinations: logDestinations(config, channelNames) });
   const observer = createObserver(log);
-  const store = await openSqliteStore({ dataDir: config.dataDir });
+  const store = await openStore({
+    dataDir: config.dataDir, databaseUrl: config.databaseUrl,
+    onConnectionError: (err) => log.warn({ err: err.message }, "database connection dropped; the pool reconnects"),
+  });
+  // Several replicas share the database: sessions are leased and their messages wait in durable inboxes.
+  const coordination = config.databaseUrl ? await openCoordination(config.databaseUrl, store) : undefined;
   const status = new RuntimeStatus(config.dataDir, observer);
 
   const approvals = new PendingApprovals({
@@ -132,6 +139,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const check = await checkModelEndpoint(config.model.baseURL ?? "https://api.openai.com/v1", config.model.apiKey);
     if (!check.ok && check.fatal) {
       await mcp.close();
+      await coordination?.close();
       await store.close();
       throw new ConfigError([check.message]);
     }
@@ -151,6 +159,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     store, delivery, approvals, log, observer, historyLimit: config.engine.historyLimit,
     dedupeTtlMs: config.gateway.dedupeTtlMs, maxConcurrentTurns: config.gateway.maxConcurrentTurns,
     maxQueuedPerSession: config.gateway.maxQueuedPerSession,
+    coordination, leaseTtlMs: config.gateway.leaseTtlMs,
     onSessionReset: async (key) => {
       activationState.forget(key);
       await store.deleteValue(`${ACTIVE_TOOLS}${key}`);
@@ -158,7 +167,11 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     },
   });
 
-  const adapters = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
+  const created = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
+  // With replicas, only one holds Discord's single gateway connection; the others stand by.
+  const adapters = created.map((a) =>
+    coordination && a.channel === "discord" ? leasedChannel(a, coordination, log.child({ channel: a.channel }), config.gateway.leaseTtlMs) : a,
+  );
   for (const adapter of adapters) {
     delivery.addChannel(adapter.channel, {
       port: adapter.port, maxMessageChars: adapter.capabilities.maxMessageChars, pacing: adapter.pacing,
@@ -174,7 +187,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         workspace: config.workspace!, systemPrompt: config.model.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
       },
     };
-    gateway.addChannel(adapter.channel, { exec, port: adapter.port, access: accessFor(config, adapter.channel) });
+    const serving = "serving" in adapter ? (adapter as LeasedChannel).serving : undefined;
+    gateway.addChannel(adapter.channel, { exec, port: adapter.port, access: accessFor(config, adapter.channel), serving });
   }
   const started: ChannelAdapter[] = [];
   try {
@@ -186,6 +200,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   } catch (err) {
     for (const a of started) await a.stop().catch(() => {});
     await mcp.close();
+    await coordination?.close();
     await store.close();
     throw err;
   }
@@ -217,11 +232,23 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         for (const a of adapters) await a.stop().catch((err: Error) => log.warn({ err: err.message, channel: a.channel }, "channel stop failed"));
         await mcp.close();
         status.stopped();
+        await coordination?.close();
         await store.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Coordination of replicas on the store's PostgreSQL database (loaded only for such a deployment). */
+async function openCoordination(url: string, store: Store): Promise<Coordination> {
+  try {
+    const { openPostgresCoordination } = await import("./store/postgres-coordination.ts");
+    return await openPostgresCoordination(url);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }
 
 function accessFor(config: Config, channel: string) {

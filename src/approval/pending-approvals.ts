@@ -178,6 +178,15 @@ export class PendingApprovals {
     return decisionOfRecord(record);
   }
 
+  /** Expires every pending approval whose timeout passed (with replicas: one whose replica died). */
+  async expireOverdue(now = Date.now()): Promise<number> {
+    let n = 0;
+    for (const record of await this.options.store.listApprovals("pending")) {
+      if (record.expiresAt <= now && (await this.settle(record, "expired", {}, { outcome: "timeout", source: "timeout" }))) n++;
+    }
+    return n;
+  }
+
   /** Ends a pending approval because its turn was stopped (`/stop`, `/new`); false when it was already decided. */
   async cancel(approvalId: string): Promise<boolean> {
     const record = await this.options.store.getApproval(approvalId);

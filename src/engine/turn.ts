@@ -36,6 +36,14 @@ function systemMessage(exec: ResolvedExecution, deferredPrompt?: string): ChatMe
   return { role: "system", content: deferredPrompt ? `${exec.knobs.systemPrompt}\n\n${deferredPrompt}` : exec.knobs.systemPrompt };
 }
 
+/** Thrown when a replica finds at a checkpoint that another one took its session over. */
+export class LeaseLostError extends Error {
+  constructor(turnId: string) {
+    super(`turn ${turnId}: this replica no longer owns the session`);
+    this.name = "LeaseLostError";
+  }
+}
+
 /** Runs one turn for one inbound message. Never throws for model or tool failures. */
 export async function runTurn(exec: ResolvedExecution, state: TurnState): Promise<TurnResult> {
   const record: TurnRecord = {
@@ -67,6 +75,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   const conversation = (): ChatMessage[] => [...state.history, ...newMessages];
   const draining = () => state.draining?.() === true;
   const save = async () => {
+    if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
     record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };
     await exec.store.saveTurn(encodeTurnRecord(record));
   };
@@ -179,6 +188,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     });
     return await answer(summary.text.trim() === "" ? EMPTY_ANSWER : summary.text, "done");
   } catch (err) {
+    if (err instanceof LeaseLostError) throw err;
     if (state.signal.aborted) return stopped();
     const message = err instanceof ModelError ? err.message : "an internal error stopped this request";
     log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn failed");

@@ -85,6 +85,11 @@ export interface TurnState {
    * checkpoint stands) instead of ending as stopped.
    */
   draining?: () => boolean;
+  /**
+   * With several replicas: true while this replica still owns the session (its lease and fencing
+   * token). Checked before every checkpoint; a turn whose replica lost it stops at once.
+   */
+  fence?: () => Promise<boolean>;
 }
 
 export type TurnStatus = "done" | "cancelled" | "failed" | "stopped";

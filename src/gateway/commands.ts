@@ -10,6 +10,8 @@ export interface CommandDeps {
   lanes: SessionLanes;
   store: Store;
   onSessionReset?: (sessionKey: string) => Promise<void>;
+  /** With replicas: stops a session's turn that runs (or is parked) outside this process; undefined when there is none. */
+  stopElsewhere?: (sessionKey: string) => Promise<string | undefined>;
 }
 
 /** Carries out a command for the session of `env` and says what happened. */
@@ -19,7 +21,7 @@ export async function answerCommand(command: BotCommand, env: IngressEnvelope, s
   const threads = !running && env.conversation.threadId === undefined ? deps.lanes.runningUnder(sessionKey) : [];
   if (threads.length) return conversationCommand(command, env, threads);
   if (command === "stop") {
-    if (!running) return "Nothing is running here.";
+    if (!running) return (await deps.stopElsewhere?.(sessionKey)) ?? "Nothing is running here.";
     const waitingFor = running.waitingFor;
     running.controller.abort();
     if (waitingFor) return `🛑 Stopping the task that waits for approval of ${waitingFor.tool ?? "a tool"}; it will not run.`;

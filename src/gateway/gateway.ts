@@ -24,6 +24,8 @@ import { AccessControl, REFUSAL_TEXT } from "./access.ts";
 import { SessionLanes } from "./lanes.ts";
 import { answerCommand } from "./commands.ts";
 import { INFLIGHT, TurnDriver } from "./turn-driver.ts";
+import { ReplicaSessions } from "./replica-sessions.ts";
+import type { Coordination } from "../store/coordination.ts";
 
 export { trimHistory } from "./turn-driver.ts";
 
@@ -32,6 +34,8 @@ export interface ChannelRuntime {
   exec: ResolvedExecution;
   port: OutboundPort;
   access: AccessConfig;
+  /** With replicas: false while this replica does not serve the channel (another holds its connection). */
+  serving?: () => boolean;
 }
 
 export interface GatewayOptions {
@@ -46,7 +50,15 @@ export interface GatewayOptions {
   maxQueuedPerSession: number;
   /** Called after `/new` started a fresh session (to forget what belonged to the old one). */
   onSessionReset?: (sessionKey: string) => Promise<void>;
+  /** Set when several replicas share the database: sessions go through durable inboxes and leases. */
+  coordination?: Coordination;
+  /** With replicas: how long a session lease lasts without renewal. */
+  leaseTtlMs?: number;
 }
+
+const QUEUED_NOTICE = "⏳ Queued: I'll start on this when the current task here is done.";
+/** How long a message waits behind another before its sender is told it is queued. */
+const QUEUED_NOTICE_DELAY_MS = 1500;
 
 /** A short id for a message's whole story; shown in error replies, carried by every log line. */
 export const newTraceId = () => randomBytes(5).toString("hex");
@@ -57,6 +69,7 @@ export class Gateway {
   readonly lanes: SessionLanes;
   private readonly o: GatewayOptions;
   private readonly driver: TurnDriver;
+  private readonly replicas?: ReplicaSessions;
   private closing = false;
   /** Traces of turns resumed from the store at start: their messages are not reported unfinished. */
   private readonly resumedTraces = new Set<string>();
@@ -65,6 +78,16 @@ export class Gateway {
     this.o = options;
     this.lanes = new SessionLanes(options);
     this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing });
+    if (options.coordination) {
+      this.replicas = new ReplicaSessions({
+        ...options, coordination: options.coordination, lanes: this.lanes, driver: this.driver,
+        runtimeOf: (channel) => {
+          const runtime = this.channels.get(channel);
+          return runtime && (runtime.serving?.() ?? true) ? runtime : undefined;
+        },
+        channelNames: () => [...this.channels.keys()],
+      });
+    }
   }
 
   addChannel(channel: string, runtime: ChannelRuntime): void {
@@ -127,16 +150,27 @@ export class Gateway {
       ev("command", { command });
       return this.say(
         env,
-        await answerCommand(command, env, sessionKey, { lanes: this.lanes, store: this.o.store, onSessionReset: this.o.onSessionReset }),
+        await answerCommand(command, env, sessionKey, {
+          lanes: this.lanes, store: this.o.store, onSessionReset: this.o.onSessionReset,
+          stopElsewhere: this.replicas ? (key) => this.replicas!.stopElsewhere(key) : undefined,
+        }),
       );
     }
 
-    const busy = this.lanes.busy(sessionKey);
     const acceptedAt = Date.now();
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
-    await this.o.store.setValue(inflightKey, JSON.stringify({ replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt }));
-    const queued = this.lanes.enqueue(sessionKey, () => this.turn(env, runtime, acceptedAt));
+    const inflight = { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt, sessionKey };
+    if (this.replicas) return this.acceptShared(env, sessionKey, acceptedAt, inflightKey, JSON.stringify(inflight));
+    const busy = this.lanes.busy(sessionKey);
+    await this.o.store.setValue(inflightKey, JSON.stringify(inflight));
+    // The "queued" notice waits a moment: a message whose turn starts within it needs none (and a busy
+    // chat's rate limit is spent on answers, not notices).
+    let notice: NodeJS.Timeout | undefined;
+    const queued = this.lanes.enqueue(sessionKey, () => {
+      clearTimeout(notice);
+      return this.turn(env, runtime, acceptedAt);
+    });
     // Notices go the way progress lines go, so that a burst of them is posted as one message.
     if (!queued.accepted) {
       await this.o.store.deleteValue(inflightKey);
@@ -145,7 +179,25 @@ export class Gateway {
       return;
     }
     ev("lane.queued", { ahead: queued.ahead });
-    if (busy) this.o.delivery.progress(env.replyTo, `⏳ Queued: I'll start on this when the current task here is done.`, traceId);
+    if (busy) {
+      notice = setTimeout(() => this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId), QUEUED_NOTICE_DELAY_MS);
+      notice.unref();
+    }
+  }
+
+  /** With replicas: the message waits in the session's durable inbox, drained by the lease holder. */
+  private async acceptShared(env: IngressEnvelope, sessionKey: string, acceptedAt: number, inflightKey: string, inflight: string): Promise<void> {
+    const replicas = this.replicas!;
+    const traceId = env.traceId!;
+    if ((await replicas.waiting(sessionKey)) >= this.o.maxQueuedPerSession) {
+      this.o.observer.emit({ event: "lane.full", traceId, sessionKey });
+      this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
+      return;
+    }
+    await this.o.store.setValue(inflightKey, inflight);
+    const { ahead, busy } = await replicas.accept(env, sessionKey, acceptedAt);
+    this.o.observer.emit({ event: "lane.queued", traceId, sessionKey, ahead });
+    if (busy) this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId);
   }
 
   /**
@@ -153,6 +205,8 @@ export class Gateway {
    * killed) that they were not finished. Called once at start, after the channels are up.
    */
   async reportUnfinished(): Promise<number> {
+    // With replicas, the sweep reports what no replica works on (another replica's messages are not lost).
+    if (this.replicas) return 0;
     const unfinished = await this.o.store.listValues(INFLIGHT);
     let told = 0;
     for (const { key, value } of unfinished) {
@@ -200,6 +254,12 @@ export class Gateway {
    */
   async resumeSaved(): Promise<Map<string, string>> {
     const live = new Map<string, string>();
+    if (this.replicas) {
+      // Every replica keeps every parked turn's card live; the sweep resumes turns nobody holds.
+      for (const t of await this.o.store.listTurns()) if (t.waitingApprovalId) live.set(t.waitingApprovalId, t.traceId);
+      this.replicas.start();
+      return live;
+    }
     for (const stored of await this.o.store.listTurns()) {
       const runtime = this.channels.get(stored.channel);
       // A channel not started this time keeps its turns until it is.
@@ -251,6 +311,7 @@ export class Gateway {
   async close(timeoutMs = 4000): Promise<void> {
     this.closing = true;
     this.driver.close();
+    this.replicas?.close();
     const idle = this.lanes.idle();
     const graceOver = await Promise.race([idle.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), timeoutMs).unref())]);
     if (graceOver) {

@@ -10,7 +10,7 @@ import type { ApprovalDecision } from "../approval/types.ts";
 import type { PendingApprovals } from "../approval/pending-approvals.ts";
 import type { Delivery } from "../delivery/delivery.ts";
 import { keepTyping } from "../delivery/typing.ts";
-import { resumeTurn, runTurn } from "../engine/turn.ts";
+import { LeaseLostError, resumeTurn, runTurn } from "../engine/turn.ts";
 import { decodeTurnRecord, type TurnRecord } from "../engine/turn-record.ts";
 import type { TurnEvent, TurnResult, TurnState } from "../engine/types.ts";
 import type { ChatMessage } from "../model/types.ts";
@@ -45,6 +45,26 @@ export function trimHistory(history: ChatMessage[]): ChatMessage[] {
   return start < 0 ? [] : history.slice(start);
 }
 
+/** How a turn is driven: waiting in memory for its card (one process), or letting go when it parks (replicas). */
+export interface DriveOptions {
+  /** Wait in this process for the decision on a parked turn (default); false: return `parked`. */
+  waitParked?: boolean;
+  /**
+   * The fencing check (replicas): true while this replica still owns the session. Checked before
+   * each checkpoint, before the history is appended and before the answer is sent.
+   */
+  fence?: () => Promise<boolean>;
+  /**
+   * Return only once the answer is posted (replicas: the next turn of the thread may run on another
+   * replica, whose answer must not overtake this one). By default the answer leaves through the
+   * thread's queue after the turn lets go, which keeps the order within one process.
+   */
+  awaitAnswer?: boolean;
+}
+
+/** How a drive ended: the turn answered (or failed), or it parked and left the process. */
+export type DriveEnd = "finished" | "parked";
+
 export class TurnDriver {
   private readonly o: TurnDriverOptions;
   /** Parked turns of this process waiting for their decision, by approval id. */
@@ -62,9 +82,25 @@ export class TurnDriver {
   }
 
   /** Runs a new turn for a message (called in its session lane). */
-  async start(env: IngressEnvelope, turnId: string, runtime: ChannelRuntime, acceptedAt: number): Promise<void> {
+  start(env: IngressEnvelope, turnId: string, runtime: ChannelRuntime, acceptedAt: number, options: DriveOptions = {}): Promise<DriveEnd> {
     const sessionKey = sessionKeyOf(env);
-    await this.drive(runtime, env, sessionKey, turnId, acceptedAt, (state) => runTurn(runtime.exec, state));
+    return this.drive(runtime, env, sessionKey, turnId, acceptedAt, (state) => runTurn(runtime.exec, state), options);
+  }
+
+  /**
+   * Continues a saved turn (called in its session lane): a parked one with the decision on its card
+   * (or, without one and `waitParked`, after waiting for it), a checkpoint at once.
+   */
+  continueSaved(record: TurnRecord, runtime: ChannelRuntime, decision: ApprovalDecision | undefined, options: DriveOptions & { resumed?: boolean } = {}): Promise<DriveEnd> {
+    this.o.observer.emit({ event: "turn.recovered", traceId: record.traceId, sessionKey: record.sessionKey, parked: Boolean(record.batch?.waiting) });
+    return this.drive(runtime, record.envelope, record.sessionKey, record.turnId, record.startedAt, (state) => {
+      const waiting = record.batch?.waiting;
+      if (waiting && !decision) {
+        const tool = record.batch!.calls[waiting.index]?.name;
+        return Promise.resolve({ status: "parked", reason: "approval", turnId: record.turnId, approvalId: waiting.approvalId, tool });
+      }
+      return resumeTurn(runtime.exec, state, record, decision);
+    }, { ...options, resumed: true });
   }
 
   /**
@@ -80,21 +116,7 @@ export class TurnDriver {
       void this.o.store.deleteTurn(stored.turnId);
       return false;
     }
-    const env = record.envelope;
-    this.o.observer.emit({ event: "turn.recovered", traceId: record.traceId, sessionKey: record.sessionKey, parked: Boolean(record.batch?.waiting) });
-    this.o.lanes.enqueue(
-      record.sessionKey,
-      () =>
-        this.drive(runtime, env, record.sessionKey, record.turnId, record.startedAt, (state) => {
-          const waiting = record.batch?.waiting;
-          if (waiting) {
-            const tool = record.batch!.calls[waiting.index]?.name;
-            return Promise.resolve({ status: "parked", reason: "approval", turnId: record.turnId, approvalId: waiting.approvalId, tool });
-          }
-          return resumeTurn(runtime.exec, state, record);
-        }, { resumed: true }),
-      { force: true },
-    );
+    this.o.lanes.enqueue(record.sessionKey, () => this.continueSaved(record, runtime, undefined).then(() => {}), { force: true });
     return true;
   }
 
@@ -111,8 +133,8 @@ export class TurnDriver {
     turnId: string,
     acceptedAt: number,
     first: (state: TurnState) => Promise<TurnResult>,
-    options: { resumed?: boolean } = {},
-  ): Promise<void> {
+    options: DriveOptions & { resumed?: boolean } = {},
+  ): Promise<DriveEnd> {
     const { lanes, store, observer, delivery } = this.o;
     const traceId = env.traceId!;
     const log = this.o.log.child({ traceId, sessionKey });
@@ -124,8 +146,13 @@ export class TurnDriver {
       if (line) delivery.progress(env.replyTo, line, traceId);
     };
     const stateWith = (history: ChatMessage[]): TurnState => ({
-      turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining,
+      turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,
     });
+    const stale = async () => {
+      if (!options.fence || (await options.fence())) return false;
+      log.warn({ turnId }, "this replica lost the session's lease: its stale result is dropped");
+      return true;
+    };
     const computing = (work: () => Promise<TurnResult>) =>
       lanes.compute(async () => {
         const stopTyping = keepTyping(runtime.port, env.replyTo, log);
@@ -147,11 +174,11 @@ export class TurnDriver {
         return first(stateWith(prior));
       });
       while (result.status === "parked") {
-        if (result.reason === "shutdown" || !result.approvalId) return;
+        if (result.reason === "shutdown" || !result.approvalId || options.waitParked === false) return "parked";
         running.waitingFor = { approvalId: result.approvalId, tool: result.tool, since: Date.now() };
         const decision = await this.decisionFor(result.approvalId, controller.signal);
         running.waitingFor = undefined;
-        if (!decision) return; // shutting down: the parked turn stays in the store
+        if (!decision) return "parked"; // shutting down: the parked turn stays in the store
         const stored = await store.getTurn(turnId);
         if (!stored) throw new Error(`the parked turn ${turnId} is gone from the store`);
         const record = decodeTurnRecord(stored);
@@ -159,21 +186,29 @@ export class TurnDriver {
       }
       if (running.discard) {
         await store.deleteValue(`${INFLIGHT}${traceId}`);
-        return;
+        return "finished";
       }
+      if (await stale()) return "finished";
       await store.appendHistory(sessionKey, result.newMessages);
       const text =
         result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
       // The answer leaves through the thread's queue after the turn lets go of its lane.
-      void this.answer(env, text).then(async (delivered) => {
+      const posted = this.answer(env, text).then(async (delivered) => {
         observer.emit({ event: delivered ? "reply.delivered" : "reply.failed", traceId, sessionKey, status: result.status });
         await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
       });
+      if (options.awaitAnswer) await posted;
+      return "finished";
     } catch (err) {
+      if (err instanceof LeaseLostError || (await stale().catch(() => true))) {
+        log.warn({ turnId }, "this replica lost the session's lease mid-turn; the new owner continues from the last checkpoint");
+        return "parked";
+      }
       log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
       await store.deleteTurn(turnId).catch(() => {});
       await this.answer(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);
       await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
+      return "finished";
     } finally {
       end();
     }

@@ -1,0 +1,227 @@
+/**
+ * Sessions shared by several replicas of the bot on one database. A message lands in its
+ * session's durable inbox on whichever replica took it; the replica that holds the session's
+ * lease drains the inbox in order, one turn at a time, renewing the lease while it works and
+ * checking its fencing token before every write. A turn that parks lets go of the lease: the
+ * replica that takes the click (or the timeout, or /stop) resumes it. A sweep every few seconds
+ * picks up what a dead replica left — its inbox, its checkpoints, its decided cards — and tells the
+ * senders of messages it had accepted but never got to save.
+ */
+import type { Logger } from "pino";
+import { randomBytes } from "node:crypto";
+import type { IngressEnvelope } from "../envelope.ts";
+import type { PendingApprovals } from "../approval/pending-approvals.ts";
+import type { Delivery } from "../delivery/delivery.ts";
+import { decodeTurnRecord } from "../engine/turn-record.ts";
+import type { Observer } from "../observe/observer.ts";
+import type { Coordination, SessionLease } from "../store/coordination.ts";
+import type { Store } from "../store/store.ts";
+import type { SessionLanes } from "./lanes.ts";
+import type { TurnDriver } from "./turn-driver.ts";
+import type { ChannelRuntime } from "./gateway.ts";
+
+export interface ReplicaSessionsOptions {
+  coordination: Coordination;
+  store: Store;
+  lanes: SessionLanes;
+  driver: TurnDriver;
+  approvals: PendingApprovals;
+  delivery: Delivery;
+  observer: Observer;
+  log: Logger;
+  /** The channel runtime a session's turns run with here; undefined when this replica does not serve it. */
+  runtimeOf: (channel: string) => ChannelRuntime | undefined;
+  /** The channels this replica serves. */
+  channelNames: () => string[];
+  /** How long a lease lasts without renewal: how soon a dead replica's threads are picked up. */
+  leaseTtlMs?: number;
+  /** How often this replica looks for work nobody holds. */
+  sweepMs?: number;
+}
+
+/** Time a message may be accepted but not yet in the inbox (the push in flight) before it counts as lost. */
+const UNFINISHED_GRACE_MS = 3_000;
+
+export class ReplicaSessions {
+  private readonly o: Required<ReplicaSessionsOptions>;
+  /** Sessions kicked while this replica was already draining them: look again before letting go. */
+  private readonly again = new Set<string>();
+  private sweeper?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(options: ReplicaSessionsOptions) {
+    this.o = { ...options, leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepMs: options.sweepMs ?? 2_000 };
+    // A decision on a parked turn: this replica takes it over (the turn's own replica let it go).
+    options.approvals.onSettled(({ record }) => {
+      this.kick(record.sessionKey);
+      return false;
+    });
+  }
+
+  /** Starts the sweep for orphaned work. */
+  start(): void {
+    const tick = () => {
+      if (this.closed) return;
+      void this.sweep()
+        .catch((err: Error) => this.o.log.warn({ err: err.message }, "replica sweep failed"))
+        .finally(() => {
+          if (!this.closed) this.sweeper = setTimeout(tick, this.o.sweepMs).unref();
+        });
+    };
+    this.sweeper = setTimeout(tick, 50).unref();
+  }
+
+  /** Adds an accepted message to its session's inbox and makes sure some replica drains it. */
+  async accept(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ ahead: number; busy: boolean }> {
+    const { coordination } = this.o;
+    const { ahead } = await coordination.push(env, sessionKey, acceptedAt);
+    const busy = ahead > 0 || this.o.lanes.busy(sessionKey) || (await coordination.leased(sessionKey)) || (await this.savedTurns(sessionKey)).length > 0;
+    this.kick(sessionKey);
+    return { ahead, busy };
+  }
+
+  /** How many messages wait in a session's inbox (for the per-session cap). */
+  waiting(sessionKey: string): Promise<number> {
+    return this.o.coordination.waiting(sessionKey);
+  }
+
+  /** Drains the session here unless this replica already does (then it looks again before letting go). */
+  kick(sessionKey: string): void {
+    if (this.closed) return;
+    if (!this.o.runtimeOf(sessionKey.split(":")[0]!)) return;
+    if (this.o.lanes.busy(sessionKey)) {
+      this.again.add(sessionKey);
+      return;
+    }
+    this.o.lanes.enqueue(sessionKey, () => this.drain(sessionKey), { force: true });
+  }
+
+  /**
+   * `/stop` for a session whose turn is not in this process: a parked turn's card is cancelled (the
+   * turn then ends as stopped), a turn computing on another replica is asked to stop. Undefined when
+   * nothing runs anywhere.
+   */
+  async stopElsewhere(sessionKey: string): Promise<string | undefined> {
+    const parked = (await this.savedTurns(sessionKey)).find((t) => t.waitingApprovalId);
+    if (parked?.waitingApprovalId && (await this.o.approvals.cancel(parked.waitingApprovalId))) {
+      return "🛑 Stopping the task that waits for approval here; it will not run.";
+    }
+    if (await this.o.coordination.requestStop(sessionKey)) {
+      return "🛑 Stopping the current task (it runs on another replica). Finished steps keep their results; the rest will not run.";
+    }
+    return undefined;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.sweeper);
+  }
+
+  private async savedTurns(sessionKey: string) {
+    return (await this.o.store.listTurns()).filter((t) => t.sessionKey === sessionKey);
+  }
+
+  private async drain(sessionKey: string): Promise<void> {
+    const { coordination, driver, log } = this.o;
+    const lease = await coordination.acquire(sessionKey, this.o.leaseTtlMs).catch((err: Error) => {
+      log.warn({ sessionKey, err: err.message }, "session lease could not be taken");
+      return undefined;
+    });
+    if (!lease) return;
+    this.o.observer.emit({ event: "lease.acquired", sessionKey, token: lease.token });
+    const watch = this.watch(lease);
+    const fence = () => coordination.holds(lease).catch(() => false);
+    let parked = false;
+    try {
+      for (;;) {
+        this.again.delete(sessionKey);
+        if (this.closed || !(await fence())) break;
+        const [saved] = await this.savedTurns(sessionKey);
+        if (saved) {
+          const runtime = this.o.runtimeOf(saved.channel);
+          if (!runtime) break;
+          const decision = saved.waitingApprovalId ? await this.o.approvals.claim(saved.waitingApprovalId) : undefined;
+          if (saved.waitingApprovalId && !decision) {
+            parked = true; // still waiting for a person; whoever takes the decision resumes it
+            break;
+          }
+          let record;
+          try {
+            record = decodeTurnRecord(saved);
+          } catch (err) {
+            log.error({ turnId: saved.turnId, err: (err as Error).message }, "a saved turn could not be read");
+            await this.o.store.deleteTurn(saved.turnId);
+            continue;
+          }
+          if ((await driver.continueSaved(record, runtime, decision, { waitParked: false, awaitAnswer: true, fence })) === "parked") {
+            parked = true;
+            break;
+          }
+          continue;
+        }
+        const item = await coordination.take(lease);
+        if (!item) break;
+        const runtime = this.o.runtimeOf(item.envelope.channel);
+        if (!runtime) {
+          log.error({ sessionKey, channel: item.envelope.channel }, "a message for a channel this replica does not serve was dropped");
+          continue;
+        }
+        const turnId = `t${randomBytes(4).toString("hex")}`;
+        if ((await driver.start(item.envelope, turnId, runtime, item.acceptedAt, { waitParked: false, awaitAnswer: true, fence })) === "parked") {
+          parked = true;
+          break;
+        }
+      }
+    } finally {
+      watch.stop();
+      await coordination.release(lease).catch(() => {});
+    }
+    // A message pushed while this replica was letting go found the lease still held: look again.
+    if (!this.closed && !parked && (this.again.has(sessionKey) || (await coordination.waiting(sessionKey).catch(() => 0)) > 0)) {
+      this.kick(sessionKey);
+    }
+  }
+
+  /** Renews the lease while the session is drained, and passes on stop requests from other replicas. */
+  private watch(lease: SessionLease): { stop(): void } {
+    const { coordination, lanes, log } = this.o;
+    const renew = setInterval(() => {
+      void coordination.renew(lease, this.o.leaseTtlMs).then((ok) => {
+        if (ok) return;
+        log.warn({ sessionKey: lease.sessionKey }, "session lease lost; the running turn is stopped here");
+        lanes.running(lease.sessionKey)?.controller.abort();
+      }, () => {});
+    }, Math.max(200, Math.floor(this.o.leaseTtlMs / 3)));
+    const stops = setInterval(() => {
+      void coordination.takeStopRequest(lease).then((asked) => {
+        if (asked) lanes.running(lease.sessionKey)?.controller.abort();
+      }, () => {});
+    }, 400);
+    renew.unref();
+    stops.unref();
+    return {
+      stop() {
+        clearInterval(renew);
+        clearInterval(stops);
+      },
+    };
+  }
+
+  private async sweep(): Promise<void> {
+    const { coordination, delivery, log } = this.o;
+    for (const sessionKey of await coordination.orphaned()) this.kick(sessionKey);
+    await this.o.approvals.expireOverdue();
+    for (const lost of await coordination.claimUnfinished(UNFINISHED_GRACE_MS, this.o.channelNames())) {
+      try {
+        const record = JSON.parse(lost.value) as { replyTo: IngressEnvelope["replyTo"]; text: string };
+        await delivery.send(
+          record.replyTo,
+          `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${lost.traceId}).`,
+          "notice",
+        );
+      } catch (err) {
+        log.warn({ err: (err as Error).message, traceId: lost.traceId }, "unfinished message could not be reported");
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * What several replicas sharing one database agree through: a lease per session (one replica
+ * computes a thread at a time; a fencing token that changes with every owner), a durable inbox
+ * per session (messages wait in order, whichever replica took them), stop requests for a turn
+ * computing elsewhere, and named leases for what only one replica may do (hold the Discord
+ * gateway connection). Implemented on PostgreSQL (postgres-coordination.ts); a single process on
+ * SQLite needs none of it.
+ */
+import type { IngressEnvelope } from "../envelope.ts";
+
+/** A replica's hold on a session. `token` grows with every new owner: a write carrying an older one is stale. */
+export interface SessionLease {
+  sessionKey: string;
+  owner: string;
+  token: number;
+}
+
+/** A message waiting in its session's inbox. */
+export interface InboxItem {
+  id: number;
+  sessionKey: string;
+  envelope: IngressEnvelope;
+  acceptedAt: number;
+}
+
+/** A message that was accepted and never answered, and no replica works on any more. */
+export interface Unfinished {
+  traceId: string;
+  value: string;
+}
+
+export interface Coordination {
+  /** This replica's name in leases (host, pid and a random part). */
+  readonly replicaId: string;
+  /** Adds a message to its session's inbox; `ahead`: how many wait before it. */
+  push(envelope: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ id: number; ahead: number }>;
+  /** Messages waiting in a session's inbox. */
+  waiting(sessionKey: string): Promise<number>;
+  /** Takes the oldest message of the session's inbox, if the lease is still ours. */
+  take(lease: SessionLease): Promise<InboxItem | undefined>;
+
+  /** Takes a session's lease with a new token, unless another replica holds a live one. */
+  acquire(sessionKey: string, ttlMs: number): Promise<SessionLease | undefined>;
+  /** Extends the lease; false when it was lost (expired and taken over). */
+  renew(lease: SessionLease, ttlMs: number): Promise<boolean>;
+  /** True while the lease is live and still ours (the fencing check before a write or a send). */
+  holds(lease: SessionLease): Promise<boolean>;
+  release(lease: SessionLease): Promise<void>;
+  /** Whether some replica holds a live lease on the session. */
+  leased(sessionKey: string): Promise<boolean>;
+
+  /** Asks the replica computing a session's turn to stop it; false when none holds its lease. */
+  requestStop(sessionKey: string): Promise<boolean>;
+  /** Whether a stop was asked for the turn under this lease (and clears the request). */
+  takeStopRequest(lease: SessionLease): Promise<boolean>;
+
+  /**
+   * Sessions with work and no live lease: messages in their inbox, a turn saved at a checkpoint, or a
+   * parked turn whose approval was decided — left by a replica that died, or never picked up.
+   */
+  orphaned(): Promise<string[]>;
+  /**
+   * Claims (once, across replicas) messages accepted but neither waiting, saved nor computing
+   * anywhere, older than `graceMs`, on the `channels` this replica serves: their replica died before
+   * their first checkpoint.
+   */
+  claimUnfinished(graceMs: number, channels: string[]): Promise<Unfinished[]>;
+
+  /** Takes or renews a named lease (e.g. `discord-gateway`); true while this replica holds it. */
+  holdNamed(name: string, ttlMs: number): Promise<boolean>;
+  releaseNamed(name: string): Promise<void>;
+
+  close(): Promise<void>;
+}

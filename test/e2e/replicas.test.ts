@@ -1,0 +1,201 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
+import { buttonsOf, startSlackEmulator, type SlackEmulator } from "../emulators/slack/index.ts";
+import { startDiscordEmulator, type DiscordEmulator } from "../emulators/discord/index.ts";
+import { startPostgres, type PostgresServer } from "../support/postgres.ts";
+import { freePort } from "../support/free-port.ts";
+import { routeModel } from "../support/scenario.ts";
+import { waitUntil } from "../support/wait.ts";
+import { startBotProcess, type BotProcess } from "./process.ts";
+
+const CHANNEL = "C0REPLICAS";
+const SIGNING_SECRET = "replica-signing-secret";
+
+let pgServer: PostgresServer;
+let model: OpenAIEmulator;
+let slack: SlackEmulator;
+let shared: string;
+let discord: DiscordEmulator | undefined;
+const bots: BotProcess[] = [];
+
+beforeAll(async () => {
+  pgServer = await startPostgres();
+}, 60_000);
+afterAll(async () => pgServer?.stop());
+afterEach(async () => {
+  for (const b of bots.splice(0)) await b.stop();
+  await slack?.close();
+  await discord?.close();
+  discord = undefined;
+  await model?.close();
+  if (shared) rmSync(shared, { recursive: true, force: true });
+});
+
+interface Replica {
+  bot: BotProcess;
+  port: number;
+  /** Points the emulator's event deliveries at this replica's endpoint. */
+  use(): void;
+}
+
+/** Starts `n` replicas as `npm start` does, on one fresh database, each with its own data folder and port. */
+async function replicas(n: number): Promise<Replica[]> {
+  const databaseUrl = await pgServer.createDatabase();
+  slack = await startSlackEmulator();
+  slack.world.channels.add(CHANNEL);
+  shared = mkdtempSync(path.join(tmpdir(), "gh-replicas-"));
+  const config = path.join(shared, "gatehouse.json");
+  writeFileSync(config, JSON.stringify({ gateway: { leaseTtlMs: 2000 } }));
+  const started: Replica[] = [];
+  for (let i = 0; i < n; i++) {
+    const port = await freePort();
+    const bot = startBotProcess({
+      SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_API_URL: slack.apiUrl,
+      OPENAI_BASE_URL: model.baseURL, DATABASE_URL: databaseUrl, PORT: String(port), GATEHOUSE_CONFIG: config,
+    });
+    bots.push(bot);
+    started.push({ bot, port, use: () => slack.useHttp({ url: `http://127.0.0.1:${port}/slack/events`, signingSecret: SIGNING_SECRET }) });
+  }
+  for (const r of started) {
+    await waitUntil(async () => expect((await fetch(`http://127.0.0.1:${r.port}/slack/events`, { method: "POST" }).catch(() => undefined))?.status).toBeDefined(), {
+      timeout: 20_000,
+    });
+  }
+  return started;
+}
+
+const botTexts = (threadTs: string) => slack.messagesIn(CHANNEL, threadTs).filter((m) => m.user === slack.botUserId).map((m) => m.text);
+const mention = (text: string) => `<@${slack.botUserId}> ${text}`;
+
+describe("several replicas on one PostgreSQL database", () => {
+  it("answers once when a Slack event reaches replica A and its retry reaches replica B", async () => {
+    model = await startOpenAIEmulator();
+    routeModel(model, []);
+    const [a, b] = await replicas(2);
+    a!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("what is new") });
+    b!.use();
+    await slack.redeliverLast();
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/answer to: .*what is new/), { timeout: 15_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(botTexts(message.ts).filter((t) => /answer to: .*what is new/.test(t))).toHaveLength(1);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it("answers two messages of one thread that land on A and B at the same moment in order, once each", async () => {
+    model = await startOpenAIEmulator();
+    routeModel(model, []);
+    const [a, b] = await replicas(2);
+    a!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("start a thread") });
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/answer to: .*start a thread/), { timeout: 15_000 });
+    a!.use();
+    const first = slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("first follow-up") });
+    b!.use();
+    const second = slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("second follow-up") });
+    await Promise.all([first, second]);
+    await waitUntil(() => expect(botTexts(message.ts).filter((t) => /answer to: .*follow-up/.test(t))).toHaveLength(2), { timeout: 20_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    const answers = botTexts(message.ts).filter((t) => /answer to: .*follow-up/.test(t));
+    expect(answers).toHaveLength(2);
+    // The later turn saw the earlier one's question and answer: one turn at a time, in inbox order.
+    const later = model.requests.at(-1)!.body.messages as Array<{ role: string; content: string | null }>;
+    const earlierWord = answers[0]!.includes("first") ? "first" : "second";
+    expect(later.some((m) => m.role === "assistant" && m.content?.includes(`${earlierWord} follow-up`))).toBe(true);
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it("runs the tool once when a card posted by A is clicked through B, even with a double click split across both", async () => {
+    model = await startOpenAIEmulator();
+    model.script(
+      { toolCalls: [{ name: "write_file", arguments: '{"path":"log.txt","content":"x","append":true}' }] },
+      { text: "log.txt got its line" },
+    );
+    const [a, b] = await replicas(2);
+    a!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("append to the log") });
+    const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
+    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 3)).toBe(true), { timeout: 15_000 });
+    const card = thread().find((m) => buttonsOf(m.blocks).length === 3)!;
+    const approve = buttonsOf(card.blocks).find((x) => /approve/i.test(x.label))!;
+    b!.use();
+    const one = slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);
+    a!.use();
+    const two = slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);
+    await Promise.all([one, two]);
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/log\.txt got its line/), { timeout: 15_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    const written = [a!, b!].map((r) => {
+      try {
+        return readFileSync(path.join(r.bot.dataDir, "data", "workspace", "log.txt"), "utf8");
+      } catch {
+        return "";
+      }
+    });
+    expect(written.join("")).toBe("x");
+    expect(botTexts(message.ts).filter((t) => /log\.txt got its line/.test(t))).toHaveLength(1);
+  });
+
+  it("stops a turn computing on A within 2 s when /stop reaches B", async () => {
+    model = await startOpenAIEmulator();
+    model.script({ hang: true });
+    const [a, b] = await replicas(2);
+    a!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("think for a long time") });
+    await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
+    b!.use();
+    const asked = Date.now();
+    await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("/stop") });
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/Stopped\./), { timeout: 5000 });
+    expect(Date.now() - asked).toBeLessThan(2500);
+    expect(botTexts(message.ts).join("\n")).toMatch(/another replica/);
+  });
+
+  it("tells the sender when A dies mid-turn, answers nothing twice, and B keeps answering", async () => {
+    model = await startOpenAIEmulator();
+    model.script({ hang: true });
+    routeModel(model, []);
+    const [a, b] = await replicas(2);
+    a!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("summarize the incident") });
+    await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
+    a!.bot.child.kill("SIGKILL");
+    await new Promise((r) => a!.bot.child.once("exit", r));
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/not finished/), { timeout: 45_000 });
+    b!.use();
+    const next = await slack.userPosts({ user: "U0BOB", channel: CHANNEL, text: mention("are you there") });
+    await waitUntil(() => expect(botTexts(next.message.ts).join("\n")).toMatch(/answer to: .*are you there/), { timeout: 15_000 });
+    expect(botTexts(message.ts).filter((t) => /not finished/.test(t))).toHaveLength(1);
+  });
+
+  it("keeps one Discord gateway connection: when its holder is killed, another replica connects and answers the next mention", async () => {
+    model = await startOpenAIEmulator();
+    routeModel(model, []);
+    discord = await startDiscordEmulator();
+    const databaseUrl = await pgServer.createDatabase();
+    shared = mkdtempSync(path.join(tmpdir(), "gh-replicas-"));
+    const config = path.join(shared, "gatehouse.json");
+    writeFileSync(config, JSON.stringify({ gateway: { leaseTtlMs: 2000 } }));
+    const env = { DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl, OPENAI_BASE_URL: model.baseURL, DATABASE_URL: databaseUrl, GATEHOUSE_CONFIG: config };
+    const pair = [startBotProcess(env), startBotProcess(env)];
+    bots.push(...pair);
+    const holds = (b: BotProcess) => b.output().includes("holds the gateway lease");
+    await waitUntil(() => expect(pair.filter(holds)).toHaveLength(1), { timeout: 20_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pair.filter(holds)).toHaveLength(1);
+    expect(discord.gateway.handshakes.filter((h) => h.op === "identify")).toHaveLength(1);
+
+    const holder = pair.find(holds)!;
+    const standby = pair.find((b) => b !== holder)!;
+    holder.child.kill("SIGKILL");
+    await new Promise((r) => holder.child.once("exit", r));
+    await waitUntil(() => expect(holds(standby)).toBe(true), { timeout: 15_000 });
+    const user = "200000000000000001";
+    const posted = await discord.userPosts({ channelId: discord.textChannelId, userId: user, content: `<@${discord.bot.id}> are you still there` });
+    const answers = () => discord!.messages(posted.id).filter((m) => m.author.id === discord!.bot.id).map((m) => m.content);
+    await waitUntil(() => expect(answers().join("\n")).toMatch(/answer to: .*are you still there/), { timeout: 15_000 });
+  });
+});
