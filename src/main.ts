@@ -109,7 +109,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     ...builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell }),
     ...(options.extraTools ?? []),
   ]);
-  const mcp = new McpHub(config.mcp, log);
+  const mcp = new McpHub(config.mcp, log, { workspace: config.workspace! });
   await mcp.start();
   // Tools activated through tool_search stay active for the session, across restarts too.
   const activationState = new McpActivation({

@@ -18,7 +18,7 @@ import { SlackUserDirectory } from "./users.ts";
 import { BotThreads, createSlackPort } from "./outbound.ts";
 import { handleApprovalClick } from "./clicks.ts";
 import { handleSlashCommand } from "./slash-command.ts";
-import { ackUnusedPayloads } from "./unused-payloads.ts";
+import { ackUnusedPayloads, ackUntypedPayloads } from "./unused-payloads.ts";
 
 /** What Slack can do, as the engine and delivery see it. */
 export const SLACK_CAPABILITIES: ChannelCapabilities = {
@@ -70,6 +70,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
   };
 
   const listen = (a: App, auth: { userId: string; botId?: string }) => {
+    ackUntypedPayloads(a, log);
     const ctx: InboundContext = {
       channel,
       account: options.account,

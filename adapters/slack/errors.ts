@@ -1,14 +1,38 @@
 /**
  * Turns Web API failures into what the shared delivery code understands
- * (RateLimitedError, MessageRejectedError) and startup failures into one clear sentence.
+ * (RateLimitedError, MessageRejectedError, or an error that keeps Slack's codes, so a platform
+ * refusal such as `channel_not_found` is never retried) and startup failures into one clear sentence.
  */
 import { RateLimitedError, MessageRejectedError } from "../../src/ports.ts";
+
+/**
+ * A Web API failure with Slack's codes kept: `code` is the SDK's kind (`slack_webapi_platform_error`
+ * for a refusal, `slack_webapi_request_error` for a network failure) and `slackError` Slack's own
+ * reason (`channel_not_found`, `not_in_channel`). The delivery queue classifies by `code`.
+ */
+export class SlackApiError extends Error {
+  readonly code: string | undefined;
+  readonly slackError: string | undefined;
+  /** The shape of the SDK's own error, so the code reads the same from either. */
+  readonly data: { error?: string } | undefined;
+  readonly statusCode: number | undefined;
+
+  constructor(message: string, code: string | undefined, slackError: string | undefined, statusCode?: number) {
+    super(message);
+    this.name = "SlackApiError";
+    this.code = code;
+    this.slackError = slackError;
+    this.data = slackError ? { error: slackError } : undefined;
+    this.statusCode = statusCode;
+  }
+}
 
 interface SlackErrorShape {
   code?: string;
   retryAfter?: number;
   data?: { error?: string };
   message?: string;
+  statusCode?: number;
 }
 
 /** The Slack error code of a Web API failure (`invalid_auth`, `msg_too_long`, …), if it has one. */
@@ -30,8 +54,11 @@ export function toPortError(error: unknown, method: string): Error {
   if (code === "msg_too_long") return new MessageRejectedError("too_long", `Slack refused the message as too long (${method})`);
   if (code === "invalid_blocks" || code === "invalid_blocks_format") return new MessageRejectedError("bad_markup", `Slack refused the message layout (${method}: ${code})`);
   if (code === "no_text") return new MessageRejectedError("other", `Slack refused an empty message (${method})`);
-  if (code) return new Error(`Slack ${method} failed: ${code}`);
-  return new Error(`Slack ${method} failed: ${e?.message ?? String(error)}`);
+  const kind = typeof e?.code === "string" ? e.code : undefined;
+  const status = typeof e?.statusCode === "number" ? e.statusCode : undefined;
+  // A code in the body means Slack answered and refused: a platform error, whatever the SDK called it.
+  if (code) return new SlackApiError(`Slack ${method} failed: ${code}`, "slack_webapi_platform_error", code, status);
+  return new SlackApiError(`Slack ${method} failed: ${e?.message ?? String(error)}`, kind, undefined, status);
 }
 
 const BAD_TOKEN = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "not_allowed_token_type"]);

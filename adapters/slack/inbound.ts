@@ -1,6 +1,6 @@
 /**
  * Turns Slack message / app_mention events into ingress envelopes: which ones count
- * (people only; no edits, joins or bots), where the reply goes (the thread), whether the
+ * (people only; no edits, joins, bots or Slackbot), where the reply goes (the thread), whether the
  * bot was addressed, and the text as the model should read it.
  */
 import { z } from "zod";
@@ -39,11 +39,18 @@ export interface InboundContext {
   now(): number;
 }
 
+/**
+ * Slackbot's user id. Its posts ("You have been removed from #…" in a DM) carry no `bot_id`,
+ * yet are not a person writing, and answering them fails (`channel_not_found`).
+ */
+const SLACKBOT = "USLACKBOT";
+
 /** Why an event is dropped, or undefined when it is a person's message. */
 export function ignoreReason(event: SlackMessageEvent, botUserId: string, botId?: string): string | undefined {
   if (event.subtype && !PERSON_SUBTYPES.has(event.subtype)) return `subtype ${event.subtype}`;
   if (event.bot_id) return event.bot_id === botId ? "own message" : "bot message";
   if (!event.user) return "no user";
+  if (event.user === SLACKBOT) return "Slackbot message";
   if (event.user === botUserId) return "own message";
   return undefined;
 }

@@ -1,15 +1,24 @@
 /**
  * Payloads the app does not use — modal submissions and closes, shortcuts, select-menu
- * option requests, slash commands with another name — are acknowledged and dropped here, so
- * Slack never shows the person an error for a request nobody answered and Bolt never reports
- * an unhandled request.
+ * option requests, slash commands with another name, legacy attachment buttons and dialogs
+ * (`interactive_message`, `dialog_submission`, `dialog_cancellation`), and `function_executed`
+ * events of workflow steps — are acknowledged and dropped here, so every envelope is acked within
+ * Slack's 3 s, Slack never shows the person an error for a request nobody answered, and Bolt
+ * never reports an unhandled request.
  */
-import type { AnyMiddlewareArgs, Middleware } from "@slack/bolt";
+import type { AnyMiddlewareArgs, App, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
 import { slashCommandUsage } from "./slash-command.ts";
 
+/** Interactive payloads from before Block Kit: Bolt reads them as actions, but no listener of ours matches them. */
+const LEGACY_ACTIONS = new Set(["interactive_message", "dialog_submission", "dialog_cancellation", "workflow_step_edit"]);
+
 /** Which of Bolt's payload kinds a body is, as far as this middleware cares. */
 function unusedKind(args: AnyMiddlewareArgs, commandName: string): string | undefined {
+  const type = (args.body as { type?: unknown }).type;
+  if ("action" in args && typeof type === "string" && LEGACY_ACTIONS.has(type)) return `legacy ${type}`;
+  // Bolt leaves acknowledging these to the app (a workflow step it provides would `complete()` it).
+  if ("event" in args && (args.event as { type?: unknown } | undefined)?.type === "function_executed") return "function_executed";
   if ("view" in args) return "view";
   if ("shortcut" in args) return "shortcut";
   if ("options" in args) return "options";
@@ -27,12 +36,29 @@ export function ackUnusedPayloads(commandName: string, log: Logger): Middleware<
     if (!kind) return args.next();
     const type = (args.body as { type?: unknown }).type;
     log.debug({ kind, type: typeof type === "string" ? type : undefined }, "payload the app does not use acknowledged and ignored");
-    // Every kind that reaches here carries an ack (only Events API payloads lack one).
+    // Every kind that reaches here carries an ack (Events API payloads other than function_executed lack one).
     const ack = (args as { ack?: (response?: unknown) => Promise<void> }).ack;
     try {
       await ack?.(kind === "other command" ? { response_type: "ephemeral", text: slashCommandUsage(commandName) } : undefined);
     } catch (err) {
       log.warn({ err: String(err), kind }, "could not acknowledge an unused payload");
     }
+  };
+}
+
+/**
+ * Payloads Bolt cannot even classify (it warns and returns without acknowledging): a cancelled
+ * legacy dialog, and the Events API's `app_rate_limited` notice.
+ */
+const UNTYPED = new Set(["dialog_cancellation", "app_rate_limited"]);
+
+/** Makes `app` acknowledge the payloads Bolt would leave unanswered, before it looks at them. */
+export function ackUntypedPayloads(app: App, log: Logger): void {
+  const processEvent = app.processEvent.bind(app);
+  app.processEvent = async (event) => {
+    const type = (event.body as { type?: unknown } | undefined)?.type;
+    if (typeof type !== "string" || !UNTYPED.has(type)) return processEvent(event);
+    log.debug({ type }, "payload the app does not use acknowledged and ignored");
+    await event.ack();
   };
 }

@@ -3,7 +3,10 @@
  * addressed to the bot (a DM, a mention, a reply to the bot, one of its commands, or a follow-up in a
  * forum topic the bot posted in), a callback query for a button click, or a reason to ignore it.
  * With the mention gate off, every group message goes to the gateway, marked with whether it was
- * addressed. Validates the update with zod first.
+ * addressed. Validates the update with zod first. An album (photos sharing a `media_group_id`) is
+ * one message: every part gets the same envelope id, so the gateway's dedupe answers it once. A
+ * location, contact, poll or sticker in a private chat is passed on as a line saying what was sent
+ * and what the bot reads, so the person gets an answer instead of silence.
  */
 import { z } from "zod";
 import { parseEnvelope, type ChannelCapabilities, type ConversationKind, type IngressEnvelope } from "../../src/envelope.ts";
@@ -36,10 +39,19 @@ const MessageSchema = z.object({
   video: z.unknown().optional(),
   video_note: z.unknown().optional(),
   document: z.unknown().optional(),
-  sticker: z.unknown().optional(),
+  sticker: z.looseObject({ emoji: z.string().optional() }).optional(),
+  media_group_id: z.string().optional(),
+  // Kinds whose few words can be written out for the model.
+  location: z.looseObject({ latitude: z.number(), longitude: z.number() }).optional(),
+  venue: z.looseObject({ title: z.string(), address: z.string() }).optional(),
+  contact: z.looseObject({ phone_number: z.string(), first_name: z.string(), last_name: z.string().optional() }).optional(),
+  poll: z.looseObject({ question: z.string(), options: z.array(z.looseObject({ text: z.string() })) }).optional(),
 });
 
-const MEDIA_KINDS = ["photo", "voice", "audio", "video", "video_note", "document", "sticker"] as const;
+const MEDIA_KINDS = ["photo", "voice", "audio", "video", "video_note", "document"] as const;
+
+/** What the bot can take in, said to the model so that its answer tells the person. */
+const READS = "This bot reads text messages and captions only.";
 
 const CallbackQuerySchema = z.object({
   id: z.string(),
@@ -105,8 +117,10 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
   if (!msg.from) return { kind: "ignored", reason: "no sender" };
   if (msg.from.is_bot) return { kind: "ignored", reason: "sent by a bot" };
   const media = MEDIA_KINDS.find((k) => msg[k] !== undefined);
+  const album = msg.media_group_id;
   // In a private chat a photo or voice message without text still gets an answer (the model says what it can do).
-  const rawText = msg.text ?? msg.caption ?? (media && msg.chat.type === "private" ? `(sent a ${media.replace("_", " ")} without text)` : undefined);
+  const wordless = msg.chat.type === "private" ? (album ? "(sent an album without text)" : nonTextMessage(msg, media)) : undefined;
+  const rawText = msg.text ?? msg.caption ?? wordless;
   if (rawText === undefined) return { kind: "ignored", reason: "no text (service message or media)" };
   const entities = (msg.text !== undefined ? msg.entities : msg.caption_entities) ?? [];
   const botName = `@${ctx.bot.username}`.toLowerCase();
@@ -140,7 +154,8 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
   }
 
   const envelope = parseEnvelope({
-    id: `${chatId}:${msg.message_id}`,
+    // Every photo of an album arrives as its own message; one id makes them one message to the gateway.
+    id: album ? `${chatId}:album:${album}` : `${chatId}:${msg.message_id}`,
     channel: "telegram",
     ...(ctx.account ? { account: ctx.account } : {}),
     conversation: { id: chatId, kind, ...(threadId ? { threadId } : {}) },
@@ -160,6 +175,20 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
     capabilities: ctx.capabilities,
   });
   return { kind: "message", chatId, envelope };
+}
+
+/** The line standing for a message without text in a private chat, or undefined for a service message. */
+function nonTextMessage(msg: TelegramMessage, media: (typeof MEDIA_KINDS)[number] | undefined): string | undefined {
+  if (media) return `(sent a ${media.replace("_", " ")} without text)`;
+  if (msg.sticker) return `(sent a ${msg.sticker.emoji ? `${msg.sticker.emoji} ` : ""}sticker. ${READS})`;
+  if (msg.venue) return `(sent a place: ${msg.venue.title}, ${msg.venue.address}. ${READS})`;
+  if (msg.location) return `(sent a location: ${msg.location.latitude}, ${msg.location.longitude}. ${READS})`;
+  if (msg.contact) {
+    const name = [msg.contact.first_name, msg.contact.last_name].filter(Boolean).join(" ");
+    return `(sent a contact card: ${name}, ${msg.contact.phone_number}. ${READS})`;
+  }
+  if (msg.poll) return `(sent a poll: "${msg.poll.question}" with the options ${msg.poll.options.map((o) => `"${o.text}"`).join(", ")}. ${READS})`;
+  return undefined;
 }
 
 /** Removes the bot's own mentions (offsets are UTF-16, like JS strings) and tidies the spaces left behind. */

@@ -50,6 +50,7 @@ async function runOne(exec: ResolvedExecution, state: TurnState, p: PreparedCall
       sessionKey: state.sessionKey,
       senderId: state.envelope.sender.id,
       log: exec.log.child({ traceId: state.traceId, tool: tool.name }),
+      onProgress: (text) => state.emit({ type: "tool.progress", callId: p.call.id, tool: tool.name, text }),
     });
     if (!result || typeof result.success !== "boolean") {
       result = { success: false, output: "", error: `${tool.name} returned no result` };

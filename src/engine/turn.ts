@@ -11,6 +11,7 @@
  */
 import { canonicalJson } from "../observe/receipts.ts";
 import { ModelError, type ChatMessage, type ModelReply } from "../model/types.ts";
+import { withProviderFields } from "../model/provider-fields.ts";
 import { LoopDetector } from "./loop-detector.ts";
 import { computeAvailability } from "./availability.ts";
 import { parseToolCalls } from "./parse.ts";
@@ -128,7 +129,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
         if (reply.toolCalls.length === 0) return await answer(reply.text.trim() === "" ? EMPTY_ANSWER : reply.text, "done");
 
         const calls = parseToolCalls(reply.toolCalls, state.turnId, guards.callIds);
-        const assistant: ChatMessage = {
+        const assistant: ChatMessage = withProviderFields({
           role: "assistant",
           content: reply.text.trim() === "" ? null : reply.text,
           tool_calls: calls.map((c) => ({
@@ -136,7 +137,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
             type: "function",
             function: { name: c.name, arguments: c.parseError ? "{}" : JSON.stringify(c.args) },
           })),
-        };
+        }, reply);
         record.batch = { assistant, calls, prepared: [], decided: {}, firstOfKind: {} };
         if (draining()) return await park("shutdown");
       }

@@ -65,6 +65,8 @@ export interface ResolvedExecution {
 export type TurnEvent =
   | { type: "tool.start"; callId: string; tool: string; hint?: string }
   | { type: "tool.finish"; callId: string; tool: string; ms: number; success: boolean; error?: string; receipt?: string }
+  /** A running tool reported how far it got (an MCP server's progress notification). */
+  | { type: "tool.progress"; callId: string; tool: string; text: string }
   | { type: "approval.waiting"; callId: string; tool: string }
   | { type: "text.delta"; text: string }
   | { type: "notice"; text: string }

@@ -2,17 +2,30 @@
  * The model client: one Chat Completions request per `complete()` through the `openai` package,
  * streamed by default, with native or text-protocol tool calling, retries (the SDK's own, which
  * honour retry-after), a per-request timeout, an idle timeout while streaming, cancellation,
- * and failures turned into ModelErrors a person can act on.
+ * and failures turned into ModelErrors a person can act on. It also absorbs what real servers
+ * do: reasoning in `<think>` blocks is cut from the answer; provider fields go back as received
+ * (and a history without them is repaired once, so one bad turn never breaks a session); a stream
+ * cut before its finish reason is asked again when nothing of it was shown, and never half-used.
  */
-import OpenAI from "openai";
+import OpenAI, { APIError } from "openai";
 import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
+import { z } from "zod";
 import { registerSecret, scrubSecrets } from "../observe/scrub.ts";
 import { badResponse, isToolsUnsupported, toModelError, type FailureContext } from "./model-errors.ts";
+import {
+  flattenUnsignedToolTurns,
+  hasUnsignedToolTurns,
+  providerFieldComplaint,
+  toWireMessages,
+  type ProviderFieldComplaint,
+} from "./provider-fields.ts";
 import { fromCompletion, StreamAssembler, type AssembledReply } from "./stream-assembler.ts";
 import { withStrayTextCalls } from "./stray-text-calls.ts";
 import { hideToolCallBlocks, parseTextToolCalls, toolInstructions, toTextProtocolHistory } from "./text-protocol.ts";
-import type { ChatMessage, ModelClient, ModelReply, ModelRequest, ToolProtocol, ToolSpec } from "./types.ts";
+import { hideThinking, opensThinkingInPrompt, stripThinking } from "./thinking.ts";
+import { ModelError, type ChatMessage, type ModelClient, type ModelReply, type ModelRequest, type ToolProtocol, type ToolSpec } from "./types.ts";
 import { completionChunkSchema, completionSchema } from "./wire.ts";
 
 /** Settings of a model client (usually from the config: OPENAI_BASE_URL, OPENAI_API_KEY, GATEHOUSE_MODEL). */
@@ -34,6 +47,14 @@ export interface ModelClientOptions {
 
 type Mode = "native" | "text";
 
+/** A stream that ended before the reply was whole (connection cut, no finish reason). */
+class StreamDropped extends Error {
+  constructor(cause?: unknown) {
+    super("the model stream ended before the reply was complete", { cause });
+    this.name = "StreamDropped";
+  }
+}
+
 /** Creates the client the engine uses to talk to the model. */
 export function createModelClient(options: ModelClientOptions): ModelClient {
   registerSecret(options.apiKey);
@@ -51,6 +72,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   let protocol: Mode = options.toolProtocol === "text" ? "text" : "native";
   let textCallCount = 0;
   const nextTextCallId = () => `text_call_${++textCallCount}`;
+  // Learned from the endpoint: it refused provider fields once; its template opens <think> in the prompt.
+  let sendsProviderFields = true;
+  let thinkOpensInPrompt = false;
 
   async function attempt(request: ModelRequest, mode: Mode, mayFallBack: boolean): Promise<ModelReply> {
     const started = Date.now();
@@ -62,35 +86,82 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       aborted: false,
       idleTimedOut: false,
     };
-    const params = buildParams(options.model, request, mode);
-    try {
-      const assembled = streaming ? await streamed(params, request, mode, ctx) : await whole(params, request);
-      const reply = finish(assembled, mode, request);
-      // Without streaming, the whole answer text is the one and only delta.
-      if (!streaming && reply.text && request.onTextDelta) request.onTextDelta(reply.text);
-      log.debug({ mode, ms: Date.now() - started, toolCalls: reply.toolCalls.length, finishReason: reply.finishReason }, "model replied");
-      return reply;
-    } catch (error) {
-      ctx.aborted = request.signal?.aborted ?? false;
-      if (mayFallBack && !ctx.aborted && isToolsUnsupported(error)) {
-        protocol = "text";
-        log.warn({ model: options.model }, "the model endpoint does not take native tools; switching to the text tool protocol");
-        return attempt(request, "text", false);
+    let messages = request.messages;
+    let repaired = false;
+    let drops = 0;
+    for (;;) {
+      const shown = { any: false };
+      const params = buildParams(options.model, messages, request.tools, mode, sendsProviderFields);
+      try {
+        const assembled = streaming ? await streamed(params, request, mode, ctx, shown) : await whole(params, request);
+        const reply = finish(assembled, mode, request);
+        // Without streaming, the whole answer text is the one and only delta.
+        if (!streaming && reply.text && request.onTextDelta) request.onTextDelta(reply.text);
+        log.debug({ mode, ms: Date.now() - started, toolCalls: reply.toolCalls.length, finishReason: reply.finishReason }, "model replied");
+        return reply;
+      } catch (error) {
+        ctx.aborted = request.signal?.aborted ?? false;
+        if (mayFallBack && !ctx.aborted && isToolsUnsupported(error)) {
+          protocol = "text";
+          log.warn({ model: options.model }, "the model endpoint does not take native tools; switching to the text tool protocol");
+          return attempt(request, "text", false);
+        }
+        if (error instanceof StreamDropped && !ctx.aborted) {
+          // Nothing of the reply was shown or acted on: the request can be made again, like a 5xx.
+          if (!shown.any && drops < options.maxRetries) {
+            log.warn({ attempt: drops + 1, cause: describeCause(error) }, "the model stream was cut short; retrying");
+            await pause(retryDelayMs(drops++), request.signal);
+            continue;
+          }
+          log.warn({ shown: shown.any, cause: describeCause(error), ms: Date.now() - started }, "the model stream was cut short");
+          throw droppedError(shown.any);
+        }
+        const repair = repaired || ctx.aborted ? undefined : repairFor(error, messages, mode);
+        if (repair) {
+          repaired = true;
+          log.warn({ repair: repair.kind }, repair.note);
+          if (repair.kind === "unexpected") sendsProviderFields = false;
+          messages = repair.messages;
+          continue;
+        }
+        const failure = toModelError(error, ctx);
+        // A cancelled turn is the person's choice, not a fault of the endpoint.
+        log[failure.kind === "aborted" ? "debug" : "warn"]({ kind: failure.kind, ms: Date.now() - started }, failure.message);
+        throw failure;
       }
-      const failure = toModelError(error, ctx);
-      // A cancelled turn is the person's choice, not a fault of the endpoint.
-      log[failure.kind === "aborted" ? "debug" : "warn"]({ kind: failure.kind, ms: Date.now() - started }, failure.message);
-      throw failure;
     }
   }
 
-  async function streamed(params: Params, request: ModelRequest, mode: Mode, ctx: FailureContext): Promise<AssembledReply> {
+  /** The history to try once more after a 400 about provider fields, or undefined when nothing would change. */
+  function repairFor(error: unknown, messages: ChatMessage[], mode: Mode): { kind: ProviderFieldComplaint; messages: ChatMessage[]; note: string } | undefined {
+    if (mode !== "native") return undefined;
+    const complaint = providerFieldComplaint(error);
+    if (complaint === "unexpected" && sendsProviderFields) {
+      return { kind: complaint, messages, note: "the model endpoint refuses provider fields (reasoning, signatures); sending none from now on" };
+    }
+    if (complaint === "missing" && hasUnsignedToolTurns(messages)) {
+      return {
+        kind: complaint,
+        messages: flattenUnsignedToolTurns(messages),
+        note: "the model endpoint wants provider fields the history lacks; earlier tool calls are sent as text",
+      };
+    }
+    return undefined;
+  }
+
+  async function streamed(params: Params, request: ModelRequest, mode: Mode, ctx: FailureContext, shown: { any: boolean }): Promise<AssembledReply> {
     const idle = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, idle.signal]) : idle.signal;
     const stream = await sdk.chat.completions.create({ ...params, stream: true }, { signal });
     const assembler = new StreamAssembler();
-    const onText = request.onTextDelta;
-    const shown = onText && (mode === "text" || readsStrayCalls(request, mode)) ? hideToolCallBlocks(onText) : undefined;
+    const onText = request.onTextDelta
+      ? (text: string) => {
+          shown.any = true;
+          request.onTextDelta!(text);
+        }
+      : undefined;
+    const calls = onText && (mode === "text" || readsStrayCalls(request, mode)) ? hideToolCallBlocks(onText) : undefined;
+    const thinking = onText ? hideThinking(calls ? calls.push : onText, thinkOpensInPrompt) : undefined;
     let timer: NodeJS.Timeout | undefined;
     const armIdleTimer = () => {
       clearTimeout(timer);
@@ -104,15 +175,22 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       for await (const raw of stream) {
         armIdleTimer();
         const text = assembler.push(completionChunkSchema.parse(raw));
-        if (text && onText) (shown ? shown.push(text) : onText(text));
+        if (text) thinking?.push(text);
       }
+    } catch (error) {
+      const cut = !request.signal?.aborted && !ctx.idleTimedOut && !(error instanceof APIError) && !(error instanceof SyntaxError) && !(error instanceof z.ZodError);
+      // A connection lost after the last chunk said the reply was complete loses nothing.
+      if (!cut) throw error;
+      if (!assembler.finished) throw new StreamDropped(error);
     } finally {
       clearTimeout(timer);
     }
     // The SDK ends a stream quietly when it is aborted, so cancellation is checked here.
     if (request.signal?.aborted || ctx.idleTimedOut) throw new Error("stream stopped");
-    shown?.flush();
     if (assembler.chunkCount === 0) throw badResponse(ctx);
+    if (!assembler.finished) throw new StreamDropped();
+    thinking?.flush();
+    calls?.flush();
     return assembler.result();
   }
 
@@ -128,11 +206,14 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     return mode === "native" && options.toolProtocol === "auto" && !!request.tools?.length;
   }
 
-  function finish(assembled: AssembledReply, mode: Mode, request: ModelRequest): ModelReply {
+  function finish(raw: AssembledReply, mode: Mode, request: ModelRequest): ModelReply {
+    if (opensThinkingInPrompt(raw.content)) thinkOpensInPrompt = true;
+    const assembled = { ...raw, content: stripThinking(raw.content) };
+    const fields = assembled.provider ? { provider: assembled.provider } : {};
     if (readsStrayCalls(request, mode)) return withStrayTextCalls(assembled, nextTextCallId);
-    if (mode === "native") return { text: assembled.content, toolCalls: assembled.toolCalls, finishReason: assembled.finishReason };
+    if (mode === "native") return { text: assembled.content, toolCalls: assembled.toolCalls, finishReason: assembled.finishReason, ...fields };
     const parsed = parseTextToolCalls(assembled.content, nextTextCallId);
-    return { text: parsed.text, toolCalls: [...assembled.toolCalls, ...parsed.toolCalls], finishReason: assembled.finishReason };
+    return { text: parsed.text, toolCalls: [...assembled.toolCalls, ...parsed.toolCalls], finishReason: assembled.finishReason, ...fields };
   }
 
   return {
@@ -140,19 +221,42 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   };
 }
 
+/** The message for a reply cut short: said plainly, and what to do. */
+function droppedError(shown: boolean): ModelError {
+  const tail = shown ? "; the text shown so far is incomplete. Ask again." : " and retrying did not help. Ask again in a moment.";
+  return new ModelError("dropped", `the model connection dropped before the answer was complete${tail}`);
+}
+
+/** Waits between attempts after a cut stream: 0.5 s, doubling, at most 8 s (as the SDK does for a 5xx). */
+function retryDelayMs(drops: number): number {
+  return Math.min(8_000, 500 * 2 ** drops);
+}
+
+async function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, signal ? { signal } : undefined).catch(() => undefined);
+}
+
+function describeCause(error: StreamDropped): string {
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const deeper = cause?.cause instanceof Error ? `: ${cause.cause.message}` : "";
+  return cause ? `${cause.message}${deeper}` : "the stream ended without a finish reason";
+}
+
 type Params = Omit<ChatCompletionCreateParamsBase, "stream">;
 
-function buildParams(model: string, request: ModelRequest, mode: Mode): Params {
-  const tools = request.tools?.length ? request.tools : undefined;
+function buildParams(model: string, messages: ChatMessage[], offered: ToolSpec[] | undefined, mode: Mode, providerFields: boolean): Params {
+  const tools = offered?.length ? offered : undefined;
   if (mode === "native") {
     return {
       model,
-      messages: request.messages as ChatCompletionMessageParam[],
+      // Provider fields go back in the places they came from, which the SDK's types do not know.
+      messages: toWireMessages(messages, providerFields) as unknown as ChatCompletionMessageParam[],
       ...(tools ? { tools: tools.map(nativeTool) } : {}),
     };
   }
-  const history = toTextProtocolHistory(request.messages);
-  return { model, messages: (tools ? withInstructions(history, tools) : history) as ChatCompletionMessageParam[] };
+  const history = toTextProtocolHistory(messages);
+  const wire = toWireMessages(tools ? withInstructions(history, tools) : history, false);
+  return { model, messages: wire as unknown as ChatCompletionMessageParam[] };
 }
 
 function nativeTool(tool: ToolSpec) {

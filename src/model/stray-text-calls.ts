@@ -25,8 +25,9 @@ export function holdsTextToolCall(content: string): boolean {
  * nothing runs twice.
  */
 export function withStrayTextCalls(assembled: AssembledReply, nextId: () => string): ModelReply {
-  const { content, toolCalls, finishReason } = assembled;
-  if (!holdsTextToolCall(content)) return { text: content, toolCalls, finishReason };
+  const { content, toolCalls, finishReason, provider } = assembled;
+  const fields = provider ? { provider } : {};
+  if (!holdsTextToolCall(content)) return { text: content, toolCalls, finishReason, ...fields };
   const parsed = parseTextToolCalls(content, nextId);
-  return { text: parsed.text, toolCalls: toolCalls.length ? toolCalls : parsed.toolCalls, finishReason };
+  return { text: parsed.text, toolCalls: toolCalls.length ? toolCalls : parsed.toolCalls, finishReason, ...fields };
 }

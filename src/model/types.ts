@@ -3,16 +3,32 @@
  * the model client interface the engine calls.
  */
 
+/**
+ * Fields a provider sent beside the standard ones that it needs back, unread by Gatehouse:
+ * DeepSeek's `reasoning_content` on a tool-call message, Gemini's `extra_content` (a thought
+ * signature) on a tool call. Kept as received (field name → JSON value), sent back as received,
+ * never shown to a person.
+ */
+export type ProviderFields = Record<string, unknown>;
+
 export interface ToolCallMessagePart {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  /** Opaque fields the provider attached to this call (e.g. `extra_content`). */
+  provider?: ProviderFields;
 }
 
 export type ChatMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string; name?: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCallMessagePart[] }
+  | {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: ToolCallMessagePart[];
+      /** Opaque fields the provider attached to the message (e.g. `reasoning_content`). */
+      provider?: ProviderFields;
+    }
   | { role: "tool"; tool_call_id: string; content: string };
 
 /** A tool as offered to the model. */
@@ -27,6 +43,8 @@ export interface RawToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** Opaque fields the provider attached to this call, to be sent back with it. */
+  provider?: ProviderFields;
 }
 
 export interface ModelRequest {
@@ -43,6 +61,11 @@ export interface ModelReply {
   text: string;
   toolCalls: RawToolCall[];
   finishReason: string | null;
+  /**
+   * Opaque fields the provider attached to the reply message (reasoning it needs back on a
+   * tool-call turn); store them on the assistant message with `withProviderFields`.
+   */
+  provider?: ProviderFields;
 }
 
 export type ToolProtocol = "native" | "text" | "auto";
@@ -54,7 +77,7 @@ export interface ModelClient {
 
 /** A model failure with a message fit for a person ("the model endpoint is unreachable at …"). */
 export class ModelError extends Error {
-  readonly kind: "unreachable" | "timeout" | "rate_limited" | "server" | "auth" | "bad_response" | "aborted";
+  readonly kind: "unreachable" | "timeout" | "rate_limited" | "server" | "auth" | "bad_response" | "aborted" | "dropped";
   constructor(kind: ModelError["kind"], message: string) {
     super(message);
     this.name = "ModelError";

@@ -1,7 +1,9 @@
 /**
  * The parts of Chat Completions responses Gatehouse reads, as zod schemas: the boundary where
  * whatever an OpenAI-compatible server sent is checked before the rest of the code trusts it.
- * Lenient where real servers differ (a missing tool-call index, arguments sent as an object).
+ * Lenient where real servers differ (a missing tool-call index, arguments sent as an object), and
+ * loose where providers add fields of their own (reasoning, thought signatures): those are kept
+ * for provider-fields.ts to pick out, never read here.
  */
 import { z } from "zod";
 
@@ -12,8 +14,8 @@ const argumentsField = z
   .transform((v) => (v == null ? undefined : typeof v === "string" ? v : JSON.stringify(v)));
 
 /** One piece of a streamed tool call. */
-export const toolCallDeltaSchema = z.object({
-  index: z.number().int().nonnegative().optional(),
+export const toolCallDeltaSchema = z.looseObject({
+  index: z.number().int().nonnegative().nullish(),
   id: z.string().nullish(),
   function: z.object({ name: z.string().nullish(), arguments: argumentsField }).nullish(),
 });
@@ -23,7 +25,7 @@ export const completionChunkSchema = z.object({
   choices: z.array(
     z.object({
       delta: z
-        .object({
+        .looseObject({
           content: z.string().nullish(),
           tool_calls: z.array(toolCallDeltaSchema).nullish(),
         })
@@ -38,11 +40,11 @@ export const completionSchema = z.object({
   choices: z
     .array(
       z.object({
-        message: z.object({
+        message: z.looseObject({
           content: z.string().nullish(),
           tool_calls: z
             .array(
-              z.object({
+              z.looseObject({
                 id: z.string().nullish(),
                 function: z.object({ name: z.string(), arguments: argumentsField }),
               }),
@@ -56,4 +58,5 @@ export const completionSchema = z.object({
 });
 
 export type CompletionChunk = z.infer<typeof completionChunkSchema>;
+export type ToolCallDelta = z.infer<typeof toolCallDeltaSchema>;
 export type Completion = z.infer<typeof completionSchema>;

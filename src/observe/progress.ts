@@ -23,6 +23,8 @@ export function progressLine(event: TurnEvent): string | undefined {
   switch (event.type) {
     case "tool.start":
       return event.hint ? `⏳ ${event.tool}: ${cut(scrubSecrets(event.hint), HINT_MAX)}` : `⏳ ${event.tool}`;
+    case "tool.progress":
+      return `⏳ ${event.tool}: ${cut(scrubSecrets(event.text), HINT_MAX)}`;
     case "tool.finish": {
       const receipt = event.receipt ? ` · receipt ${event.receipt}` : "";
       if (event.success) return `✅ ${event.tool} (${seconds(event.ms)})${receipt}`;

@@ -9,10 +9,17 @@ import type { ChatMessage } from "../model/types.ts";
 /** The format version new rows are written with. */
 export const MESSAGE_FORMAT_VERSION = 1;
 
+/**
+ * Provider fields (reasoning, thought signatures) kept as the provider sent them. Optional, so rows
+ * written before they existed read as they did, and a Gatehouse that predates them drops them.
+ */
+const ProviderFieldsV1 = z.record(z.string(), z.unknown()).optional();
+
 const ToolCallV1 = z.object({
   id: z.string(),
   type: z.literal("function"),
   function: z.object({ name: z.string(), arguments: z.string() }),
+  provider: ProviderFieldsV1,
 });
 
 /** A chat message as stored (format version 1); also used by the turn records. */
@@ -23,6 +30,7 @@ export const MessageV1 = z.discriminatedUnion("role", [
     role: z.literal("assistant"),
     content: z.string().nullable(),
     tool_calls: z.array(ToolCallV1).optional(),
+    provider: ProviderFieldsV1,
   }),
   z.object({ role: z.literal("tool"), tool_call_id: z.string(), content: z.string() }),
 ]);

@@ -21,6 +21,8 @@ export interface ToolContext {
   sessionKey: string;
   senderId: string;
   log: Logger;
+  /** Reports how far a long call got ("3/10"), shown as the call's progress line; optional to call. */
+  onProgress?: (text: string) => void;
 }
 
 export interface Tool<A = unknown> {

@@ -11,12 +11,16 @@ import { mcpConfig, toolContext, toolNamed } from "./helpers.ts";
 const packageJson = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/package.json");
 const FILESYSTEM_BIN = join(dirname(packageJson), "dist", "index.js");
 
+// A 1×1 PNG, padded so its base64 would be easy to spot in the text.
+const PNG = Buffer.concat([Buffer.from("89504e470d0a1a0a0000000d4948445200000001000000010806000000", "hex"), Buffer.alloc(9000, 1)]);
+
 let folder: string;
 let hub: McpHub;
 
 beforeAll(async () => {
   folder = realpathSync(mkdtempSync(join(tmpdir(), "gatehouse-fs-")));
   writeFileSync(join(folder, "notes.txt"), "buy milk\n");
+  writeFileSync(join(folder, "chart.png"), PNG);
   const config = mcpConfig({
     servers: {
       fs: { command: process.execPath, args: [FILESYSTEM_BIN, folder], readOnlyTools: ["read_text_file", "list_directory"] },
@@ -58,5 +62,21 @@ describe("the published filesystem MCP server", () => {
     const outside = await toolNamed(hub.tools(), "fs__read_text_file").execute({ path: "/etc/hostname" }, toolContext());
     expect(outside.success).toBe(false);
     expect(outside.error).toMatch(/access denied|outside allowed/i);
+  });
+
+  it("returns an image as a short reference, never its bytes, though the server repeats it as structured content", async () => {
+    const media = await toolNamed(hub.tools(), "fs__read_media_file").execute({ path: join(folder, "chart.png") }, toolContext());
+    expect(media).toEqual({ success: true, output: `[image: image/png, ${PNG.length} bytes]` });
+    expect(media.output).not.toContain(PNG.toString("base64").slice(0, 40));
+  });
+
+  it("takes each tool's risk from its annotations where the config says nothing", () => {
+    const tools = hub.tools();
+    // Read-only and closed-world: runs without asking.
+    expect(toolNamed(tools, "fs__read_media_file").risk).toBe("read");
+    expect(toolNamed(tools, "fs__directory_tree").risk).toBe("read");
+    // Destructive: asks first.
+    expect(toolNamed(tools, "fs__move_file").risk).toBe("write");
+    expect(toolNamed(tools, "fs__edit_file").risk).toBe("write");
   });
 });

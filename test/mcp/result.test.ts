@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toToolResult } from "../../src/tools/mcp/result.ts";
+import { resultText } from "../../src/engine/record.ts";
 
 describe("MCP result conversion", () => {
   it("shows structured content that adds to the text as JSON", () => {
@@ -35,5 +36,30 @@ describe("MCP result conversion", () => {
 
   it("reads results from servers on the oldest protocol", () => {
     expect(toToolResult({ toolResult: { rows: 3 } }).output).toBe('{\n  "rows": 3\n}');
+  });
+
+  it("gives an isError result's text to the model once", () => {
+    const result = toToolResult({ isError: true, content: [{ type: "text", text: "no such table: users" }] });
+    expect(resultText(result)).toBe("Error: no such table: users");
+  });
+
+  it("never puts binary data from structured content into the text", () => {
+    const png = Buffer.alloc(3000, 9).toString("base64");
+    const result = toToolResult({
+      content: [{ type: "text", text: "rendered" }],
+      structuredContent: { chart: { type: "image", mimeType: "image/png", data: png }, file: { uri: "file:///a.bin", blob: "AAAA" }, rows: 3 },
+    });
+    expect(result.output).not.toContain(png.slice(0, 20));
+    expect(result.output).not.toContain("AAAA");
+    expect(JSON.parse(result.output.slice(result.output.indexOf("{")))).toEqual({
+      chart: { type: "image", mimeType: "image/png", data: "[3000 bytes of image/png left out]" },
+      file: { uri: "file:///a.bin", blob: "[3 bytes of binary data left out]" },
+      rows: 3,
+    });
+  });
+
+  it("drops structured content that only repeats the content blocks", () => {
+    const block = { type: "image", data: Buffer.alloc(500).toString("base64"), mimeType: "image/jpeg" };
+    expect(toToolResult({ content: [block], structuredContent: { content: [block] } }).output).toBe("[image: image/jpeg, 500 bytes]");
   });
 });

@@ -6,9 +6,15 @@ describe("the mcp config section", () => {
     const config = McpConfigSchema.parse({ servers: { fs: { command: "npx" }, docs: { url: "https://mcp.example.com/mcp" } } });
     expect(config.deferred).toBe(false);
     expect(config.filterGroups).toEqual([]);
-    expect(config.servers.fs).toEqual({ command: "npx", args: [], timeoutMs: 30_000, readOnly: false, readOnlyTools: [], lazy: false });
+    expect(config.servers.fs).toEqual({ command: "npx", args: [], timeoutMs: 30_000, maxCallMs: 600_000, toolRisk: {}, readOnly: false, readOnlyTools: [], lazy: false });
     expect(config.servers.docs).toMatchObject({ url: "https://mcp.example.com/mcp", timeoutMs: 30_000 });
     expect(McpConfigSchema.parse({})).toEqual({ servers: {}, deferred: false, filterGroups: [] });
+  });
+
+  it("takes a risk for a whole server and for single tools, and refuses an unknown one", () => {
+    const config = McpConfigSchema.parse({ servers: { sh: { command: "mcp-shell", risk: "exec", toolRisk: { list: "read" } } } });
+    expect(config.servers.sh).toMatchObject({ risk: "exec", toolRisk: { list: "read" } });
+    expect(McpConfigSchema.safeParse({ servers: { sh: { command: "mcp-shell", risk: "dangerous" } } }).success).toBe(false);
   });
 
   it("rejects a server with neither command nor url, naming the server", () => {

@@ -26,7 +26,7 @@ describe("MCP hub over stdio", () => {
     await hub.start();
     const tools = hub.tools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["demo__add", "demo__crash", "demo__echo", "demo__fail", "demo__image", "demo__slow"],
+      ["demo__add", "demo__crash", "demo__die", "demo__echo", "demo__fail", "demo__image", "demo__progress", "demo__slow"],
     );
     const echo = toolNamed(tools, "demo__echo");
     expect(echo.owner).toBe("mcp:demo");
@@ -84,10 +84,18 @@ describe("MCP hub over stdio", () => {
     await hub.start();
     const crashed = await toolNamed(hub.tools(), "demo__crash").execute({}, toolContext());
     expect(crashed.success).toBe(false);
-    expect(crashed.error).toMatch(/^MCP server demo stopped during the call to crash: the server process exited/);
+    expect(crashed.error).toBe("MCP server demo stopped during the call to crash: the server process exited with code 3");
     await waitFor(() => hub.status()[0].state === "connected");
     const echoed = await toolNamed(hub.tools(), "demo__echo").execute({ text: "back again" }, toolContext());
     expect(echoed).toEqual({ success: true, output: "back again" });
+  });
+
+  it("names the signal that killed a server mid-call, not the last line it printed", async () => {
+    const hub = fixtureHub();
+    await hub.start();
+    const killed = await toolNamed(hub.tools(), "demo__die").execute({}, toolContext());
+    expect(killed.error).toBe("MCP server demo stopped during the call to die: the server process was killed by SIGKILL");
+    expect(killed.error).not.toContain("ready to serve");
   });
 
   it("keeps a dead server's known tools, answering unavailable until it can start again", async () => {
@@ -156,6 +164,6 @@ describe("MCP hub over stdio", () => {
     expect(hub.status()[0].state).toBe("stopped");
     await hub.ready();
     expect(hub.status()[0].state).toBe("connected");
-    expect(hub.tools()).toHaveLength(6);
+    expect(hub.tools()).toHaveLength(8);
   });
 });

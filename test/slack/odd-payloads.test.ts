@@ -106,6 +106,43 @@ describe("Slack payloads with missing fields or of kinds the app does not use (S
     });
   }
 
+  const legacy: Array<[string, Record<string, unknown>]> = [
+    ["a legacy attachment button click", {
+      type: "interactive_message", ...common, callback_id: "old_buttons", actions: [{ name: "approve", type: "button", value: "yes" }],
+      channel: { id: GENERAL, name: "general" }, action_ts: "1.2", message_ts: "1.000001", attachment_id: "1", response_url: "http://127.0.0.1:9/none", trigger_id: "1.2",
+    }],
+    ["a legacy dialog submission", { type: "dialog_submission", ...common, callback_id: "old_dialog", submission: { name: "x" }, channel: { id: GENERAL, name: "general" }, action_ts: "1.2", state: "", response_url: "http://127.0.0.1:9/none" }],
+    ["a cancelled legacy dialog", { type: "dialog_cancellation", ...common, callback_id: "old_dialog", channel: { id: GENERAL, name: "general" }, action_ts: "1.2", state: "", response_url: "http://127.0.0.1:9/none" }],
+  ];
+  for (const [what, payload] of legacy) {
+    it(`acknowledges and ignores ${what}`, async () => {
+      const from = lines.length;
+      const d = await h.emulator.deliverRaw("interactive", payload);
+      expectAckedInTime(d);
+      await settle();
+      expect(sink.envelopes).toHaveLength(0);
+      expect(sink.clicks).toHaveLength(0);
+      expect(listenerErrors()).toEqual([]);
+      expect(lines.slice(from).filter((l) => l.level >= WARN)).toEqual([]);
+    });
+  }
+
+  it("acknowledges a function_executed event of a workflow step it does not provide", async () => {
+    const from = lines.length;
+    const d = await h.emulator.deliverRaw("events_api", {
+      token: "emulator-verification-token", team_id: "T0TEAM", api_app_id: "A0APP", type: "event_callback", event_id: "Ev0FUNC00001", event_time: 1_760_000_000,
+      event: {
+        type: "function_executed", function: { id: "Fn0001", callback_id: "some_step", title: "Some step", type: "app", input_parameters: [], output_parameters: [], app_id: "A0APP", date_created: 1, date_updated: 1, date_deleted: 0 },
+        inputs: {}, function_execution_id: "Fx0001", workflow_execution_id: "Wx0001", event_ts: "1.2", bot_access_token: "xwfp-emulated",
+      },
+    });
+    expectAckedInTime(d);
+    await settle();
+    expect(sink.envelopes).toHaveLength(0);
+    expect(listenerErrors()).toEqual([]);
+    expect(lines.slice(from).filter((l) => l.level >= WARN)).toEqual([]);
+  });
+
   it("keeps answering slash commands after malformed ones", async () => {
     await slashWithout("user_id");
     await slashWithout("text");

@@ -1,18 +1,22 @@
 /**
  * One MCP server as the bot sees it: a connection that is made at boot or on first use,
  * remembers the server's last tool listing, and after a failure or crash is retried with
- * backoff (1s, 2s, 4s … up to 30s) while its tools answer "unavailable".
+ * backoff (1s, 2s, 4s … up to 30s) while its tools answer "unavailable". The bot declares the
+ * `roots` capability (the workspace is its one root), asks for progress on every call, and lets
+ * a call that keeps reporting progress run past its timeout, up to a hard maximum.
  */
+import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, ListRootsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolResult } from "../tool.ts";
 import { scrubSecrets } from "../../observe/scrub.ts";
 import { isStdioServer, type McpServerConfig } from "./schema.ts";
 import { toToolResult, type McpCallResult } from "./result.ts";
+import { throttledProgress } from "./call-progress.ts";
+import type { McpToolAnnotations } from "./risk.ts";
+import { createServerTransport } from "./transport.ts";
 
 /** Where a server connection stands; `stopped` means not started yet (lazy) or closed. */
 export type McpServerState = "connected" | "connecting" | "failed" | "stopped";
@@ -22,6 +26,8 @@ export interface McpToolListing {
   name: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  /** The server's hints about the tool (read-only, destructive, open world). */
+  annotations?: McpToolAnnotations;
 }
 
 /** Delays between reconnection attempts. */
@@ -55,12 +61,16 @@ export class McpServerConnection {
   #connectedAt = 0;
   #closed = false;
   #stderrTail: string[] = [];
+  #exitStatus: () => string | undefined = () => undefined;
+  #workspace: string | undefined;
 
-  constructor(name: string, config: McpServerConfig, log: Logger, backoff: Backoff = DEFAULT_BACKOFF) {
+  /** `workspace`, when given, is offered to the server as its root. */
+  constructor(name: string, config: McpServerConfig, log: Logger, backoff: Backoff = DEFAULT_BACKOFF, workspace?: string) {
     this.name = name;
     this.config = config;
     this.#log = log.child({ mcpServer: name });
     this.#backoff = backoff;
+    this.#workspace = workspace;
   }
 
   get transport(): "stdio" | "http" {
@@ -79,18 +89,28 @@ export class McpServerConnection {
     return this.#connecting;
   }
 
-  /** Calls one of the server's tools, bounded by the server's timeout and the turn's cancellation. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+  /**
+   * Calls one of the server's tools, bounded by the server's timeout (restarted by each progress
+   * report, up to `maxCallMs`) and the turn's cancellation; progress reports go to `onProgress`.
+   */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (text: string) => void): Promise<ToolResult> {
     if (this.state === "stopped" || this.state === "connecting") await this.connect();
     const client = this.#client;
     if (this.state !== "connected" || !client) return this.unavailable();
-    const timeoutMs = this.config.timeoutMs;
+    const { timeoutMs, maxCallMs } = this.config;
+    // Progress is always asked for: a server reporting it keeps a long call alive even with nobody watching.
+    const onprogress = throttledProgress(onProgress ?? (() => {}));
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs, signal });
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: timeoutMs, signal, onprogress, resetTimeoutOnProgress: true, maxTotalTimeout: Math.max(maxCallMs, timeoutMs),
+      });
       return toToolResult(result as McpCallResult);
     } catch (err) {
       if (signal.aborted) return failure(`the call to ${tool} was cancelled before MCP server ${this.name} answered`);
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        if (/maximum total timeout/i.test(err.message)) {
+          return failure(`MCP tool ${tool} on server ${this.name} was still working after ${Math.max(maxCallMs, timeoutMs)} ms, the longest a call may take (maxCallMs)`);
+        }
         return failure(`MCP tool ${tool} on server ${this.name} timed out after ${timeoutMs} ms`);
       }
       if (client !== this.#client || isConnectionLoss(err)) {
@@ -122,9 +142,11 @@ export class McpServerConnection {
   async #attempt(): Promise<void> {
     this.state = "connecting";
     this.#stderrTail = [];
+    const workspace = this.#workspace;
     const client: Client = new Client(
       { name: "gatehouse", version: "0.1.0" },
       {
+        capabilities: workspace ? { roots: { listChanged: false } } : {},
         listChanged: {
           tools: {
             onChanged: (error, tools) => {
@@ -136,10 +158,15 @@ export class McpServerConnection {
         },
       },
     );
+    if (workspace) {
+      client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: pathToFileURL(workspace).href, name: "workspace" }] }));
+    }
     this.#client = client;
     client.onclose = () => this.#lost(client, this.#exitReason());
+    const { transport, exitStatus } = createServerTransport(this.config, (text) => this.#keepStderr(text));
+    this.#exitStatus = exitStatus;
     try {
-      await client.connect(this.#createTransport(), { timeout: this.config.timeoutMs });
+      await client.connect(transport, { timeout: this.config.timeoutMs });
       const tools = await listAllTools(client, this.config.timeoutMs);
       if (this.#closed || client !== this.#client) return;
       this.#setListing(tools);
@@ -148,36 +175,25 @@ export class McpServerConnection {
       this.#connectedAt = Date.now();
       this.#log.info({ transport: this.transport, tools: tools.map((t) => t.name) }, "MCP server connected");
     } catch (err) {
-      const reason = this.#stderrTail.length ? `${describe(err)} (${this.#stderrTail.at(-1)})` : describe(err);
+      // At start-up the server's last words usually say what is missing ("API key not set").
+      const exited = exitStatus();
+      const said = [exited ? `the server process ${exited}` : undefined, this.#stderrTail.at(-1)].filter(Boolean).join("; ");
+      const reason = said ? `${describe(err)} (${said})` : describe(err);
       if (client === this.#client) this.#client = undefined;
       await client.close().catch(() => undefined);
       if (!this.#closed) this.#fail(reason);
     }
   }
 
-  #createTransport(): Transport {
-    const config = this.config;
-    if (!isStdioServer(config)) {
-      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+  /** Kept for the reason of a failed start, and logged at debug level. */
+  #keepStderr(text: string): void {
+    for (const line of text.split("\n")) {
+      const trimmed = scrubSecrets(line.trim()).slice(0, 300);
+      if (!trimmed) continue;
+      this.#stderrTail.push(trimmed);
+      if (this.#stderrTail.length > STDERR_LINES_KEPT) this.#stderrTail.shift();
+      this.#log.debug({ stderr: trimmed }, "MCP server stderr");
     }
-    const transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args,
-      env: config.env,
-      cwd: config.cwd,
-      stderr: "pipe",
-    });
-    // Kept for the failure reason: a server that dies usually says why on stderr.
-    transport.stderr?.on("data", (chunk: Buffer) => {
-      for (const line of chunk.toString("utf8").split("\n")) {
-        const trimmed = scrubSecrets(line.trim()).slice(0, 300);
-        if (!trimmed) continue;
-        this.#stderrTail.push(trimmed);
-        if (this.#stderrTail.length > STDERR_LINES_KEPT) this.#stderrTail.shift();
-        this.#log.debug({ stderr: trimmed }, "MCP server stderr");
-      }
-    });
-    return transport;
   }
 
   /** A connected server went away (process exit, closed stream, network failure). */
@@ -205,10 +221,10 @@ export class McpServerConnection {
     this.onListingChanged?.();
   }
 
+  /** Why a connected server went away: how its process ended, not what it last printed. */
   #exitReason(): string {
-    const last = this.#stderrTail.at(-1);
-    const what = this.transport === "stdio" ? "the server process exited" : "the connection closed";
-    return last ? `${what} (${last})` : what;
+    if (this.transport !== "stdio") return "the connection closed";
+    return `the server process ${this.#exitStatus() ?? "exited"}`;
   }
 }
 
@@ -228,8 +244,8 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolL
   return tools;
 }
 
-function toListing(tool: { name: string; description?: string; inputSchema: object }): McpToolListing {
-  return { name: tool.name, description: tool.description, inputSchema: { ...tool.inputSchema } };
+function toListing(tool: { name: string; description?: string; inputSchema: object; annotations?: McpToolAnnotations }): McpToolListing {
+  return { name: tool.name, description: tool.description, inputSchema: { ...tool.inputSchema }, ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}) };
 }
 
 /** Errors that mean the transport is gone, as opposed to the server rejecting one call. */

@@ -23,6 +23,8 @@ export interface McpServerStatus {
 /** Knobs for tests and embedding; the defaults are what production uses. */
 export interface McpHubOptions {
   backoff?: Backoff;
+  /** The folder file tools work in, offered to every server as its root (MCP `roots`). */
+  workspace?: string;
 }
 
 /** Owns the connections to all configured MCP servers. */
@@ -37,7 +39,7 @@ export class McpHub {
     this.#log = log;
     this.#connections = Object.entries(config.servers).map(([name, server]) => {
       registerServerSecrets(server);
-      const connection = new McpServerConnection(name, server, log, options.backoff ?? DEFAULT_BACKOFF);
+      const connection = new McpServerConnection(name, server, log, options.backoff ?? DEFAULT_BACKOFF, options.workspace);
       connection.onListingChanged = () => this.#toolCache.delete(connection);
       return connection;
     });

@@ -1,11 +1,16 @@
 /**
  * Wraps one tool an MCP server lists as a Gatehouse Tool: named `<server>__<tool>`, owned by
- * `mcp:<server>`, offered to the model with the server's own JSON schema, and with a risk
- * taken from config (the server's own hints are not trusted for approval decisions).
+ * `mcp:<server>`, offered to the model with the server's own JSON schema, with a risk from the
+ * config or else the tool's annotations (risk.ts), and its progress reports passed to the call's
+ * progress line.
  */
 import { z } from "zod";
-import type { AnyTool, ToolRisk } from "../tool.ts";
+import type { AnyTool, ToolContext } from "../tool.ts";
 import type { McpServerConnection, McpToolListing } from "./connection.ts";
+import { mcpToolRisk } from "./risk.ts";
+
+/** A tool context that may carry a sink for the call's progress text (set by the engine's dispatch). */
+type ProgressContext = ToolContext & { onProgress?: (text: string) => void };
 
 /** Separates server and tool in an MCP tool's name. */
 export const MCP_NAME_SEPARATOR = "__";
@@ -28,11 +33,9 @@ const mcpArguments = z.looseObject({});
 
 /** Builds the Tool for one listed MCP tool; calls go through `connection`. */
 export function createMcpTool(connection: McpServerConnection, listing: McpToolListing): AnyTool {
-  const config = connection.config;
   const name = mcpToolName(connection.name, listing.name);
-  // Either spelling is accepted: the server's tool name or the name the model sees.
-  const readOnly = config.readOnly || config.readOnlyTools.includes(listing.name) || config.readOnlyTools.includes(name);
-  const risk: ToolRisk = readOnly ? "read" : "write";
+  // Either spelling is accepted in the config: the server's tool name or the name the model sees.
+  const risk = mcpToolRisk(connection.config, listing.name, name, listing.annotations);
   return {
     name,
     description: listing.description?.trim() || `Tool ${listing.name} of MCP server ${connection.name}.`,
@@ -41,7 +44,7 @@ export function createMcpTool(connection: McpServerConnection, listing: McpToolL
     risk,
     owner: `mcp:${connection.name}`,
     hint: (args: Record<string, unknown>) => shortHint(args),
-    execute: (args: Record<string, unknown>, ctx) => connection.call(listing.name, args ?? {}, ctx.signal),
+    execute: (args: Record<string, unknown>, ctx: ProgressContext) => connection.call(listing.name, args ?? {}, ctx.signal, ctx.onProgress),
   };
 }
 

@@ -1,7 +1,9 @@
 /**
  * Turns an MCP `tools/call` result into the text a Gatehouse tool result carries: text blocks
- * as they are, structured content as JSON (unless a text block already says the same), and
- * binary content as short references the model can read without the bytes.
+ * as they are, structured content as JSON (unless it only repeats the content blocks or a text
+ * block already says the same), and binary content as short references the model can read
+ * without the bytes. Binary data (`data`, `blob`) never goes into the text, wherever it sits: an
+ * image inside structured content would otherwise send its base64 to the model on every call.
  */
 import type { ToolResult } from "../tool.ts";
 
@@ -29,12 +31,14 @@ export function toToolResult(result: McpCallResult): ToolResult {
   const parts: string[] = [];
   const blocks = (result.content ?? []) as ContentBlock[];
   for (const block of blocks) parts.push(describeBlock(block));
-  if (result.structuredContent !== undefined && !alreadyInText(result.structuredContent, blocks)) {
-    parts.push(JSON.stringify(result.structuredContent, null, 2));
+  const structured = result.structuredContent;
+  if (structured !== undefined && !mirrorsBlocks(structured, blocks) && !alreadyInText(structured, blocks)) {
+    parts.push(JSON.stringify(withoutBinary(structured), null, 2));
   }
-  if (result.toolResult !== undefined && blocks.length === 0) parts.push(stringify(result.toolResult));
+  if (result.toolResult !== undefined && blocks.length === 0) parts.push(stringify(withoutBinary(result.toolResult)));
   const text = parts.filter((p) => p.length > 0).join("\n");
-  if (result.isError) return { success: false, output: text, error: text || "the tool reported an error without a message" };
+  // The message is the error; repeating it as output would show it twice ("Error: X\nX").
+  if (result.isError) return { success: false, output: "", error: text || "the tool reported an error without a message" };
   return { success: true, output: text };
 }
 
@@ -55,6 +59,34 @@ function describeBlock(block: ContentBlock): string {
     default:
       return `[${block.type ?? "unknown"} content]`;
   }
+}
+
+/** True when the structured content only holds the content blocks again (server-filesystem's `{ content: [...] }`). */
+function mirrorsBlocks(structured: unknown, blocks: ContentBlock[]): boolean {
+  if (blocks.length === 0) return false;
+  const wanted = JSON.stringify(blocks);
+  if (JSON.stringify(structured) === wanted) return true;
+  return typeof structured === "object" && structured !== null && Object.values(structured).some((v) => JSON.stringify(v) === wanted);
+}
+
+const BASE64 = /^[A-Za-z0-9+/=\s_-]+$/;
+
+/**
+ * A copy with binary payloads replaced by a note of their size: every `blob`, and a `data` that
+ * belongs to an image or audio (or looks like a long base64 run).
+ */
+function withoutBinary(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutBinary);
+  if (value === null || typeof value !== "object") return value;
+  const object = value as Record<string, unknown>;
+  const mimeType = typeof object.mimeType === "string" ? object.mimeType : undefined;
+  const media = object.type === "image" || object.type === "audio" || mimeType !== undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(object)) {
+    const binary = typeof v === "string" && (key === "blob" || (key === "data" && (media || (v.length >= 128 && BASE64.test(v)))));
+    out[key] = binary ? `[${base64Bytes(v as string)} bytes of ${mimeType ?? "binary data"} left out]` : withoutBinary(v);
+  }
+  return out;
 }
 
 /** Size of the decoded bytes, without decoding them. */

@@ -11,13 +11,30 @@ const ServerName = z
   .regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/, "use letters, digits, '-' and single '_' (the tool separator is '__')")
   .max(32);
 
+/** How much harm a call can do, as the policy reads it (see src/tools/tool.ts). */
+const Risk = z.enum(["read", "write", "exec"]);
+
 /** Settings every MCP server has, whatever its transport. */
 const CommonServerFields = {
-  /** How long one tool call may take before it fails. */
+  /**
+   * How long one tool call may go without an answer before it fails; each progress report from the
+   * server starts the wait again, up to `maxCallMs`.
+   */
   timeoutMs: z.number().int().positive().default(30_000),
-  /** Every tool of this server only reads: risk "read" instead of the default "write". */
+  /** The longest a call may take however often the server reports progress (default 10 minutes). */
+  maxCallMs: z.number().int().positive().default(600_000),
+  /**
+   * The risk of every tool of this server, whatever the tools' own annotations say: `exec` for a
+   * server that runs commands, `read` for one trusted to only read. Without it, annotations decide:
+   * read-only tools of a closed world are "read", everything else (destructive, open-world, or not
+   * annotated) is "write" and asks first.
+   */
+  risk: Risk.optional(),
+  /** The risk of single tools (by the server's tool name or the name the model sees); beats `risk`. */
+  toolRisk: z.record(z.string(), Risk).default({}),
+  /** Every tool of this server only reads: the same as `risk: "read"`. */
   readOnly: z.boolean().default(false),
-  /** MCP tool names (as the server names them) that only read. */
+  /** MCP tool names (as the server names them) that only read: the same as `toolRisk` "read". */
   readOnlyTools: z.array(z.string()).default([]),
   /** Connect on first use instead of at boot. */
   lazy: z.boolean().default(false),

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAIEmulator, type OpenAIEmulator } from "./index.ts";
+import { tcpWrites } from "./recorded.ts";
 
 let emulator: OpenAIEmulator | undefined;
 afterEach(async () => {
@@ -43,5 +44,43 @@ describe("OpenAI emulator", () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toContain("did not have response messages: c1");
+  });
+
+  it("sends a recorded stream in its separate TCP writes, and cuts the connection when told", async () => {
+    emulator = await startOpenAIEmulator();
+    const text = 'data: {"choices":[{"index":0,"delta":{"content":"Grüße"},"finish_reason":null}]}\n\n';
+    emulator.script({ sse: tcpWrites(text, 16) }, { sse: tcpWrites(text, 16), cut: true });
+    const read = async () => {
+      const res = await fetch(`${emulator!.baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+      const reader = res.body!.getReader();
+      const parts: Uint8Array[] = [];
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return parts;
+        parts.push(value);
+      }
+    };
+    const parts = await read();
+    expect(parts.length).toBeGreaterThan(3);
+    expect(Buffer.concat(parts).toString("utf8")).toBe(text);
+    await expect(read()).rejects.toThrow(/terminated/);
+  });
+
+  it("enforces a provider's own rules only when told to", async () => {
+    emulator = await startOpenAIEmulator();
+    const body = {
+      model: "m",
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "x" },
+      ],
+    };
+    emulator.script({ text: "fine" });
+    expect((await chat(body)).status).toBe(200);
+    emulator.setProviderRules({ reasoningContent: true });
+    expect((await chat(body)).json.error?.message).toMatch(/^Missing `reasoning_content` field in the assistant message at message index 1/);
+    emulator.setProviderRules({ thoughtSignatures: true });
+    expect((await chat(body)).json.error?.message).toMatch(/^Function call is missing a thought_signature/);
   });
 });

@@ -6,10 +6,10 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { assistantTurnFor, completionBody, completionChunks, errorBody, type Step } from "./steps.ts";
-import { requestProblem, type ChatRequestBody } from "./request-checks.ts";
+import { providerProblem, requestProblem, type ChatRequestBody, type ProviderRules } from "./request-checks.ts";
 
 export type { Step, ScriptedToolCall, ScriptedTextToolCall } from "./steps.ts";
-export type { ChatRequestBody } from "./request-checks.ts";
+export type { ChatRequestBody, ProviderRules } from "./request-checks.ts";
 
 /** One received chat completions request: its parsed body and headers. */
 export interface RecordedRequest {
@@ -37,6 +37,8 @@ export interface OpenAIEmulator {
   script(...steps: Step[]): void;
   /** Answers requests when the queue is empty. */
   setFallback(fn: (request: RecordedRequest) => Step): void;
+  /** Enforces what a real provider insists on (thought signatures, reasoning sent back, no unknown fields). */
+  setProviderRules(rules: ProviderRules): void;
   close(): Promise<void>;
 }
 
@@ -47,6 +49,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
   const queue: Step[] = [];
   const requests: RecordedRequest[] = [];
   let fallback: (request: RecordedRequest) => Step = DEFAULT_FALLBACK;
+  let rules: ProviderRules = {};
   const sockets = new Set<Socket>();
   const defaultModel = options.model ?? "emulator-model";
 
@@ -86,7 +89,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     if (!isChat || !body) {
       return sendJson(res, 404, errorBody(`Invalid URL (${req.method} ${path})`, "invalid_request_error"));
     }
-    const problem = requestProblem(body);
+    const problem = requestProblem(body) ?? providerProblem(body, rules);
     if (problem) return sendJson(res, 400, errorBody(problem, "invalid_request_error"));
     const recorded = requests[requests.length - 1];
     const step = queue.length ? queue.shift()! : fallback(recorded);
@@ -109,6 +112,10 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
       if (step.retryAfter !== undefined) headers["retry-after"] = String(step.retryAfter);
       return sendJson(res, step.status, errorFor(step.status, step.message), headers);
     }
+    if ("sse" in step) {
+      void writeRaw(res, step.sse, step.cut === true);
+      return;
+    }
     if ("garbage" in step) {
       res.writeHead(200, { "content-type": step.contentType ?? "text/html" });
       res.end(step.body ?? "<html><body><h1>502 Bad Gateway</h1></body></html>");
@@ -129,12 +136,27 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     requests,
     script: (...steps) => void queue.push(...steps),
     setFallback: (fn) => void (fallback = fn),
+    setProviderRules: (next) => void (rules = next),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+/** Writes each piece as its own TCP write (Nagle off, a pause between), then ends or cuts the connection. */
+async function writeRaw(res: ServerResponse, pieces: Array<string | Uint8Array>, cut: boolean): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+  for (const piece of pieces) {
+    if (res.destroyed) return;
+    res.write(piece);
+    await new Promise((resolve) => setTimeout(resolve, 3));
+  }
+  if (cut) res.socket?.destroy();
+  else res.end();
 }
 
 function errorFor(status: number, message?: string): string {

@@ -16,8 +16,48 @@ export interface ChatRequestBody {
 interface LooseMessage {
   role?: unknown;
   content?: unknown;
-  tool_calls?: Array<{ id?: unknown; function?: { name?: unknown } }>;
+  tool_calls?: Array<{ id?: unknown; function?: { name?: unknown }; [key: string]: unknown }>;
   tool_call_id?: unknown;
+  [key: string]: unknown;
+}
+
+/** What a real provider insists on beyond the OpenAI rules; each is off unless set. */
+export interface ProviderRules {
+  /** Gemini 3: the first tool call of each assistant step of the current turn carries its thought signature back. */
+  thoughtSignatures?: boolean;
+  /** DeepSeek thinking mode: every assistant tool-call message carries its `reasoning_content` back. */
+  reasoningContent?: boolean;
+  /** OpenAI: a message or tool call with a field the API does not define is refused. */
+  noUnknownFields?: boolean;
+}
+
+const ASSISTANT_FIELDS = new Set(["role", "content", "tool_calls", "name", "refusal", "audio", "function_call"]);
+const TOOL_CALL_FIELDS = new Set(["id", "type", "function"]);
+
+/** Returns the provider's own 400 message for a body that breaks `rules`, or null. */
+export function providerProblem(body: ChatRequestBody, rules: ProviderRules): string | null {
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as LooseMessage[];
+  let lastUser = -1;
+  messages.forEach((m, i) => {
+    if (m.role === "user") lastUser = i;
+  });
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== "assistant") continue;
+    const calls = m.tool_calls ?? [];
+    if (rules.noUnknownFields) {
+      const extra = Object.keys(m).find((k) => !ASSISTANT_FIELDS.has(k)) ?? calls.flatMap((c) => Object.keys(c)).find((k) => !TOOL_CALL_FIELDS.has(k));
+      if (extra) return `Additional properties are not allowed ('${extra}' was unexpected) - 'messages.${i}'`;
+    }
+    if (!calls.length) continue;
+    if (rules.reasoningContent && typeof m.reasoning_content !== "string") {
+      return `Missing \`reasoning_content\` field in the assistant message at message index ${i}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls`;
+    }
+    const signature = (calls[0]?.extra_content as { google?: { thought_signature?: unknown } } | undefined)?.google?.thought_signature;
+    if (rules.thoughtSignatures && i > lastUser && typeof signature !== "string") {
+      return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${String(calls[0]?.function?.name)}\` , position ${i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+    }
+  }
+  return null;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -35,6 +75,7 @@ export function requestProblem(body: ChatRequestBody): string | null {
     if (!["system", "developer", "user", "assistant", "tool"].includes(String(m?.role))) {
       return `Invalid value: '${String(m?.role)}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'function', and 'developer'.`;
     }
+    if ("provider" in m) return `Invalid 'messages[${i}]': unknown parameter 'provider'.`;
     if (m.role === "tool") {
       if (!open.has(String(m.tool_call_id))) {
         return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";

@@ -27,7 +27,13 @@ export type Step =
   /** Never finishes; when streamed with `afterText`, sends that text first and then goes silent. */
   | { hang: true; afterText?: string }
   | { garbage: true; body?: string; contentType?: string }
-  | { empty: true };
+  | { empty: true }
+  /**
+   * A stream sent byte for byte: each element is one TCP write, so an event (or a UTF-8 character)
+   * can arrive split. With `cut`, the connection is destroyed after the last write (no `[DONE]`).
+   * See recorded.ts for streams in the shapes real servers send.
+   */
+  | { sse: Array<string | Uint8Array>; cut?: boolean };
 
 /** A tool call as it appears in an assistant message. */
 interface WireToolCall {
