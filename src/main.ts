@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import { channelsToStart, configSecrets, modelEndpointProblem, ConfigError } from "./config/load.ts";
+import { assertWorkspaceIsolated } from "./config/workspace-isolation.ts";
 import type { ChannelName, Config } from "./config/schema.ts";
 import type { ChannelAdapter } from "./ports.ts";
 import { createLogger } from "./observe/logger.ts";
@@ -85,6 +86,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const channelNames = options.adapters ? options.adapters.map((a) => a.channel as ChannelName) : channelsToStart(config);
   const problem = options.model ? undefined : modelEndpointProblem(config);
   if (problem) throw new ConfigError([problem]);
+  // The workspace must not hold the bot's own files: file tools would read or overwrite them.
+  assertWorkspaceIsolated(config);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   mkdirSync(config.workspace!, { recursive: true });
   const log =
@@ -132,7 +135,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   const catalog = () => [...registry.list(), ...mcp.tools()];
 
   const hooks = new HookRegistry({ log });
-  registerConfigHooks(hooks, config.hooks);
+  registerConfigHooks(hooks, config.hooks, { allowHosts: config.http.allowHosts, approval: config.approval });
   options.hooks?.(hooks);
 
   if (!options.model) {

@@ -6,12 +6,15 @@
  * At a terminal, lines are sent as they are typed (so /stop reaches a running task). From a
  * pipe or file, each line waits until the previous one is answered, so a scripted session reads
  * like a typed one: an answer line after a request that needs approval answers the approval.
+ *
+ * Everything printed passes terminalSafe: no escape sequence from a model or a tool reaches the terminal.
  */
 import { createInterface, type Interface } from "node:readline";
 import { userInfo } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { parseEnvelope, type ChannelCapabilities, type ReplyTarget } from "../../src/envelope.ts";
 import type { ChannelAdapter, InboundSink, OutboundPort, SentMessage } from "../../src/ports.ts";
+import { terminalSafe } from "./terminal-text.ts";
 
 export interface ConsoleAdapterOptions {
   input?: Readable;
@@ -52,7 +55,10 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
   const backlog: string[] = [];
   const questions: Array<{ resolve: (answer: string) => void }> = [];
 
-  const write = (text: string) => output.write(text.endsWith("\n") ? text : `${text}\n`);
+  const write = (raw: string) => {
+    const text = terminalSafe(raw);
+    output.write(text.endsWith("\n") ? text : `${text}\n`);
+  };
   const showPrompt = () => {
     if (interactive && questions.length === 0) rl?.prompt(true);
   };
@@ -128,7 +134,7 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
         };
         signal.addEventListener("abort", onAbort, { once: true });
         questions.push(entry);
-        output.write(`\n${question}`);
+        output.write(`\n${terminalSafe(question)}`);
         setImmediate(pump);
       });
     },

@@ -2,14 +2,23 @@
  * The approval card as a Discord message: the card text and one row of buttons
  * (Approve · Always · Deny) whose custom_id is exactly the card's payload; and the
  * decided card, with the decision in place of the buttons.
+ *
+ * The arguments are shown as a code block, so no markdown in them (spoilers, strikethrough, masked
+ * links) renders; backticks that could close the block early are kept apart by zero-width spaces,
+ * which the card says. The card is cut in Discord's own unit (2,000 UTF-16 code units, markup
+ * included) by shortening the arguments only: the "deny if unsure" warning and the requester and
+ * approver line are always on it.
  */
-import { ButtonStyle, ComponentType } from "discord.js";
-import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
+import { ButtonStyle, ComponentType, MessageFlags } from "discord.js";
+import { approverList, cardLabel, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
+import { BACKTICK_NOTE, fitCardArguments, separateBacktickRuns, type CardArguments } from "../../src/approval/summary.ts";
 import type { ApprovalChoice } from "../../src/envelope.ts";
 import { MessageRejectedError } from "../../src/ports.ts";
 
 /** Discord's custom_id limit. */
 export const MAX_CUSTOM_ID = 100;
+/** Discord's message content limit, in UTF-16 code units (what `String.length` counts). */
+export const MAX_CONTENT = 2000;
 
 const BUTTONS: Array<{ choice: ApprovalChoice; label: string; style: ButtonStyle }> = [
   { choice: "approve", label: "Approve", style: ButtonStyle.Success },
@@ -17,14 +26,31 @@ const BUTTONS: Array<{ choice: ApprovalChoice; label: string; style: ButtonStyle
   { choice: "deny", label: "Deny", style: ButtonStyle.Danger },
 ];
 
-function cardLines(card: ApprovalCard): string[] {
-  const who = card.requester.name ?? card.requester.id;
-  const expires = Math.floor(card.expiresAt / 1000);
+/** Text from outside shown literally: every ASCII punctuation mark Discord could read as markup is backslash-escaped. */
+export function escapeDiscordText(text: string): string {
+  return text.replace(/[\\`*_~|[\]()<>#\-:.!@/+=>{}]/g, "\\$&");
+}
+
+function argumentLines(shown: CardArguments): string[] {
+  const code = separateBacktickRuns(shown.args);
   return [
-    `🔐 **Approval needed:** \`${card.tool}\``,
-    ...(card.argsSummary ? [`Arguments: ${card.argsSummary.replace(/`/g, "ʼ")}`] : []),
-    `Requested by ${who} · may approve: ${card.approvers.join(", ")} · expires <t:${expires}:R>`,
+    "Arguments:",
+    `\`\`\`\n${code.text}\n\`\`\``,
+    ...(code.separated ? [BACKTICK_NOTE] : []),
+    ...(shown.warning ? [`**${shown.warning}**`] : []),
   ];
+}
+
+/** The card's content: header, the arguments cut to fit, then `tail` (never cut). */
+function fittedContent(card: ApprovalCard, header: string, tail: string[]): string {
+  const render = (shown?: CardArguments) => [header, ...(shown ? argumentLines(shown) : []), ...tail].join("\n");
+  if (!card.argsSummary) return render().slice(0, MAX_CONTENT);
+  const shown = fitCardArguments(card.argsSummary, (candidate) => render(candidate).length <= MAX_CONTENT);
+  return render(shown);
+}
+
+function toolName(card: ApprovalCard): string {
+  return `**${escapeDiscordText(cardLabel(card.tool))}**`;
 }
 
 /** The message body for an open card. Throws MessageRejectedError when a payload would not fit. */
@@ -34,8 +60,11 @@ export function openCardBody(card: ApprovalCard) {
       throw new MessageRejectedError("other", `approval button payload longer than ${MAX_CUSTOM_ID} characters`);
     }
   }
+  const who = escapeDiscordText(cardLabel(card.requester.name ?? card.requester.id));
+  const expires = Math.floor(card.expiresAt / 1000);
+  const tail = [`Requested by ${who} · may approve: ${escapeDiscordText(approverList(card.approvers))} · expires <t:${expires}:R>`];
   return {
-    content: cardLines(card).join("\n").slice(0, 2000),
+    content: fittedContent(card, `🔐 **Approval needed:** ${toolName(card)}`, tail),
     components: [
       {
         type: ComponentType.ActionRow,
@@ -43,16 +72,17 @@ export function openCardBody(card: ApprovalCard) {
       },
     ],
     allowed_mentions: { parse: [] },
+    flags: MessageFlags.SuppressEmbeds,
   };
 }
 
-/** The message body for a decided card: its first line, the decision, and no buttons. */
+/** The message body for a decided card: its first line, the arguments, the decision, and no buttons. */
 export function resolvedCardBody(card: ApprovalCard, resolution: ApprovalResolution) {
-  const title = `🔐 Approval for \`${card.tool}\``;
-  const args = card.argsSummary ? `\nArguments: ${card.argsSummary.replace(/`/g, "ʼ")}` : "";
+  const decision = escapeDiscordText(cardLabel(resolution.text, 300));
   return {
-    content: `${title}${args}\n${resolution.text}`.slice(0, 2000),
+    content: fittedContent(card, `🔐 Approval for ${toolName(card)}`, [decision]),
     components: [],
     allowed_mentions: { parse: [] },
+    flags: MessageFlags.SuppressEmbeds,
   };
 }

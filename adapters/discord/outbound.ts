@@ -4,7 +4,7 @@
  * thread's channel id in servers (the thread is started here on first use), the DM channel
  * otherwise. Mentions in the bot's text never ping anyone.
  */
-import { Routes, type REST } from "discord.js";
+import { MessageFlags, Routes, type REST } from "discord.js";
 import type { ReplyTarget } from "../../src/envelope.ts";
 import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
 import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
@@ -19,8 +19,12 @@ function content(message: OutboundText): string {
   return message.plain ? message.text : toDiscordMarkdown(message.text);
 }
 
-/** Builds the port; `rest` is looked up per call because the client exists only after start. */
-export function createDiscordPort(rest: () => REST, threads: ThreadTracker): OutboundPort {
+/**
+ * Builds the port; `rest` is looked up per call because the client exists only after start. Link
+ * embeds are suppressed unless `linkPreviews` is on: Discord would otherwise fetch any URL the model wrote.
+ */
+export function createDiscordPort(rest: () => REST, threads: ThreadTracker, options: { linkPreviews?: boolean } = {}): OutboundPort {
+  const flags = options.linkPreviews ? {} : { flags: MessageFlags.SuppressEmbeds };
   async function channelFor(target: ReplyTarget): Promise<string> {
     const channelId = await portCall(() => threads.ensure(rest(), target.conversationId));
     if (target.threadId === channelId) threads.markJoined(channelId);
@@ -31,14 +35,14 @@ export function createDiscordPort(rest: () => REST, threads: ThreadTracker): Out
     async send(target: ReplyTarget, message: OutboundText): Promise<SentMessage> {
       const channelId = await channelFor(target);
       const posted = (await portCall(() =>
-        rest().post(Routes.channelMessages(channelId), { body: { content: content(message), allowed_mentions: NO_PINGS } }),
+        rest().post(Routes.channelMessages(channelId), { body: { content: content(message), allowed_mentions: NO_PINGS, ...flags } }),
       )) as { id: string };
       return { id: posted.id };
     },
 
     async edit(target: ReplyTarget, messageId: string, message: OutboundText): Promise<void> {
       const channelId = await channelFor(target);
-      await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: { content: content(message), allowed_mentions: NO_PINGS } }));
+      await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: { content: content(message), allowed_mentions: NO_PINGS, ...flags } }));
     },
 
     async requestApproval(target: ReplyTarget, card: ApprovalCard): Promise<SentMessage> {

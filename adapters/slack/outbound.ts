@@ -39,6 +39,8 @@ export interface SlackPortDeps {
   threads: BotThreads;
   log: Logger;
   workingStatus: string;
+  /** Let Slack unfurl links in the bot's messages (default off: an unfurl fetches whatever URL the model wrote). */
+  linkPreviews?: boolean;
 }
 
 function render(message: OutboundText): string {
@@ -49,6 +51,7 @@ function render(message: OutboundText): string {
 /** Creates the outbound port over a Web API client. */
 export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   const { client, threads, log } = deps;
+  const unfurl = { unfurl_links: deps.linkPreviews === true, unfurl_media: deps.linkPreviews === true };
 
   const call = async <T>(method: string, run: () => Promise<T>): Promise<T> => {
     try {
@@ -73,7 +76,7 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   return {
     async send(target, message): Promise<SentMessage> {
       const res = await call("chat.postMessage", () =>
-        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), unfurl_links: false, unfurl_media: false }));
+        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), ...unfurl }));
       threads.add(target.conversationId, target.threadId ?? res.ts!);
       return { id: res.ts! };
     },
@@ -84,7 +87,7 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
 
     async requestApproval(target, card: ApprovalCard): Promise<SentMessage> {
       const res = await call("chat.postMessage", () =>
-        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: approvalFallbackText(card), blocks: approvalCardBlocks(card) }));
+        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: approvalFallbackText(card), blocks: approvalCardBlocks(card), ...unfurl }));
       threads.add(target.conversationId, target.threadId ?? res.ts!);
       return { id: res.ts! };
     },

@@ -16,6 +16,8 @@ export interface TelegramPortDeps {
   log: Logger;
   /** Called after the bot posted into a chat (and topic), so inbound can mark the thread as the bot's. */
   onPosted(chatId: string, threadId: string | undefined): void;
+  /** Let Telegram show link previews under the bot's messages (default off: a preview fetches whatever URL the model wrote). */
+  linkPreviews?: boolean;
 }
 
 /** Telegram wants numeric chat ids; `@channelname` stays a string. */
@@ -40,6 +42,7 @@ function formatted(message: OutboundText): { text: string; parse_mode?: "HTML" }
 /** Creates the port over a grammY Api bound to the bot's token and API root. */
 export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
   const { api, log } = deps;
+  const link_preview_options = { is_disabled: deps.linkPreviews !== true };
 
   /** Runs a call in HTML, and once more as plain text when Telegram refuses the markup. */
   async function withPlainFallback<T>(message: OutboundText, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> {
@@ -64,7 +67,7 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
           ...(parse_mode ? { parse_mode } : {}),
           ...threadOf(target),
           ...replyOf(target),
-          link_preview_options: { is_disabled: true },
+          link_preview_options,
         }),
       );
       deps.onPosted(target.conversationId, target.threadId);
@@ -76,7 +79,7 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
         await withPlainFallback(message, (text, parse_mode) =>
           api.editMessageText(chatIdOf(target), Number(messageId), text, {
             ...(parse_mode ? { parse_mode } : {}),
-            link_preview_options: { is_disabled: true },
+            link_preview_options,
           }),
         );
       } catch (error) {
@@ -90,6 +93,7 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
         const sent = await api.sendMessage(chatIdOf(target), approvalCardHtml(card), {
           parse_mode: "HTML",
           reply_markup,
+          link_preview_options,
           ...threadOf(target),
           ...replyOf(target),
         });
@@ -105,6 +109,7 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
         await api.editMessageText(chatIdOf(target), Number(messageId), resolvedCardHtml(card, resolution), {
           parse_mode: "HTML",
           reply_markup: { inline_keyboard: [] },
+          link_preview_options,
         });
       } catch (error) {
         if (isNotModified(error)) return;

@@ -4,6 +4,7 @@
  * smallest platform limit (Telegram callback_data, 64 bytes): `gh1:<id>:<a|w|d>`.
  */
 import type { ApprovalChoice } from "../envelope.ts";
+import { parseArgsSummary, revealInvisible } from "./summary.ts";
 
 export interface ApprovalCard {
   approvalId: string;
@@ -58,14 +59,43 @@ export function formatDuration(ms: number): string {
   return m < 120 ? `${m} min` : `${Math.round(m / 60)} h`;
 }
 
+/**
+ * A name or label from outside (a display name, a tool or group name) as a card shows it: invisible
+ * and reordering characters revealed, cut to `max` characters so no name can push a card's other
+ * lines out of its platform's limit.
+ */
+export function cardLabel(text: string, max = 80): string {
+  const shown = Array.from(revealInvisible(text));
+  return shown.length > max ? `${shown.slice(0, max - 1).join("")}…` : shown.join("");
+}
+
+/** Who may approve, as one bounded line: "Ann, Bob and 12 more". */
+export function approverList(approvers: readonly string[], maxChars = 300): string {
+  const names = approvers.map((a) => cardLabel(a));
+  const shown: string[] = [];
+  let used = 0;
+  for (const name of names) {
+    if (shown.length && used + name.length + 2 > maxChars) break;
+    shown.push(name);
+    used += name.length + 2;
+  }
+  const more = names.length - shown.length;
+  return more > 0 ? `${shown.join(", ")} and ${more} more` : shown.join(", ");
+}
+
 /** Plain-text rendering of a card, for channels without rich layouts and for logs. */
 export function approvalCardText(card: ApprovalCard): string {
-  const who = card.requester.name ?? card.requester.id;
+  const who = cardLabel(card.requester.name ?? card.requester.id);
   const left = formatDuration(card.expiresAt - Date.now());
+  const summary = card.argsSummary ? parseArgsSummary(card.argsSummary) : undefined;
+  const cut = summary && summary.hiddenChars > 0 ? `${summary.hiddenChars} more characters are not shown` : "";
+  const hidden = summary?.redacted ? "some values are hidden as [redacted]" : "";
+  const warning = [cut, hidden].filter(Boolean).join("; ");
   return [
-    `🔐 Approval needed: ${card.tool}`,
-    card.argsSummary ? `Arguments: ${card.argsSummary}` : "",
-    `Requested by ${who}. May approve: ${card.approvers.join(", ")}. Expires in ${left}.`,
+    `🔐 Approval needed: ${cardLabel(card.tool)}`,
+    summary ? `Arguments: ${summary.args}${cut ? "…" : ""}` : "",
+    warning ? `⚠️ ${warning} — deny if you are unsure what runs.` : "",
+    `Requested by ${who}. May approve: ${approverList(card.approvers)}. Expires in ${left}.`,
   ]
     .filter(Boolean)
     .join("\n");

@@ -302,6 +302,8 @@ function cardOf(record: PendingApprovalRecord): ApprovalCard {
   };
 }
 
+const requester = (record: PendingApprovalRecord) => ({ id: record.requesterId, name: record.requesterName });
+
 /** What a decided card says. */
 function resolutionOf(record: PendingApprovalRecord): ApprovalResolution {
   const by = record.decidedById ? { id: record.decidedById, name: record.decidedByName } : undefined;
@@ -312,7 +314,7 @@ function resolutionOf(record: PendingApprovalRecord): ApprovalResolution {
     case "always":
       return record.allowAlways === false
         ? { outcome: "always", by, text: `✅ Approved by ${who(by ?? {})}: ${tool} runs (it always asks, so "Always" counts once).` }
-        : { outcome: "always", by, text: `✅ Always allowed by ${who(by ?? {})}: ${tool} runs, and will not ask again here.` };
+        : { outcome: "always", by, text: `✅ Always allowed by ${who(by ?? {})}: ${tool} runs, and will not ask ${who(requester(record))} again here.` };
     case "denied":
       return { outcome: "denied", by, text: `🚫 Denied by ${who(by ?? {})}: ${tool} was not run.` };
     case "cancelled":

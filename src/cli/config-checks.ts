@@ -10,8 +10,10 @@ import type { z } from "zod";
 import { ConfigError, modelEndpointProblem, rawConfig, type LoadOptions } from "../config/load.ts";
 import { ConfigSchema, type Config } from "../config/schema.ts";
 import { explainPolicy } from "../policy/explain.ts";
+import { shellTool } from "../tools/builtin/shell.ts";
 import { closestKey, schemaKeyPaths } from "./closest-key.ts";
 import { finding, type Finding } from "./findings.ts";
+import { containmentChecks } from "./gate-checks.ts";
 
 /** Where the secret-bearing keys come from, to name the variable a person has to change. */
 const ENV_OF: Record<string, string> = {
@@ -107,7 +109,7 @@ export function checkConfig(options: LoadOptions = {}): ConfigCheck {
   config.dataDir = path.resolve(cwd, config.dataDir);
   config.workspace = path.resolve(cwd, config.workspace ?? path.join(config.dataDir, "workspace"));
   if (!findings.length) findings.push(finding("ok", "configuration", file ? `valid (${file} and the environment)` : "valid (from the environment)"));
-  findings.push(...meaningChecks(config));
+  findings.push(...meaningChecks(config), ...containmentChecks(config, { cwd, env: options.env }));
   return { findings, config, file };
 }
 
@@ -142,7 +144,7 @@ function meaningChecks(config: Config): Finding[] {
 /** A shell offered to anyone who can write to the bot on a platform channel. */
 function shellExposure(config: Config): Finding[] {
   const out: Finding[] = [];
-  const shell = { name: "shell", risk: "exec" as const, owner: "builtin" as const };
+  const shell = { name: "shell", risk: "exec" as const, owner: "builtin" as const, localOnly: shellTool(config.shell).localOnly };
   for (const channel of ["slack", "discord", "telegram"] as const) {
     const [row] = explainPolicy(config.tools, config.approval, [shell], { channel, senderId: "doctor-unlisted-sender" });
     if (!row?.offered) continue;

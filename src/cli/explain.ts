@@ -3,7 +3,10 @@
  * offered to that sender there, whether it needs approval, and which rule decided.
  */
 import { loadConfig } from "../config/load.ts";
+import { alwaysScopeKey, describeAlwaysScope } from "../policy/always-scope.ts";
 import { explainPolicy, formatExplain } from "../policy/explain.ts";
+import type { ToolDescriptor } from "../policy/tool-policy.ts";
+import { shellContainment } from "../tools/builtin/shell.ts";
 import { builtinTools } from "../tools/builtin/index.ts";
 import { McpHub } from "../tools/mcp/hub.ts";
 import { silentLogger } from "../observe/logger.ts";
@@ -30,7 +33,7 @@ export async function runExplain(argv: string[]): Promise<number> {
   const conversationId = values.conversation as string | undefined;
   const config = loadConfig();
   const tools = builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell });
-  const descriptors = tools.map((t) => ({ name: t.name, risk: t.risk, owner: t.owner }));
+  const descriptors: ToolDescriptor[] = tools.map((t) => ({ name: t.name, risk: t.risk, owner: t.owner, localOnly: t.localOnly }));
   if (!values["no-mcp"] && Object.keys(config.mcp.servers).length) {
     const hub = new McpHub(config.mcp, silentLogger());
     await hub.start();
@@ -42,16 +45,18 @@ export async function runExplain(argv: string[]): Promise<number> {
   const remembered = new Set<string>();
   if (conversationId) {
     const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-    const scope =
-      config.approval.alwaysScope === "sender"
-        ? `sender:${channel}:${sender}`
-        : config.approval.alwaysScope === "conversation"
-          ? `conversation:${channel}:${conversationId}`
-          : `session:${channel}:${conversationId}`;
+    const scope = alwaysScopeKey(config.approval, { channel, senderId: sender, conversationId, sessionKey: `${channel}:${conversationId}` });
     for (const d of descriptors) if (await store.hasAlways(scope, d.name)) remembered.add(d.name);
     await store.close();
   }
-  const rows = explainPolicy(config.tools, config.approval, descriptors, { channel, senderId: sender, conversationId }, remembered);
-  process.stdout.write(`Tools for ${channel}:${sender}${conversationId ? ` in ${conversationId}` : ""}:\n\n${formatExplain(rows)}\n`);
+  const rows = explainPolicy(config.tools, config.approval, descriptors, { channel, senderId: sender, conversationId }, remembered, config.http);
+  const sandbox = shellContainment(config.shell);
+  const notes = [
+    sandbox.kind === "bubblewrap"
+      ? `shell: runs in the bubblewrap sandbox (${sandbox.path})`
+      : `shell: NO SANDBOX here (${sandbox.reason}); ${config.shell.allowUnsandboxed ? "shell.allowUnsandboxed is true: commands run unsandboxed" : "offered on the console only"}`,
+    `"Always" holds for ${describeAlwaysScope(config.approval)}`,
+  ];
+  process.stdout.write(`Tools for ${channel}:${sender}${conversationId ? ` in ${conversationId}` : ""}:\n\n${formatExplain(rows)}\n\n${notes.join("\n")}\n`);
   return 0;
 }

@@ -119,6 +119,10 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const config = result.data;
   config.dataDir = path.resolve(cwd, config.dataDir);
   config.workspace = path.resolve(cwd, config.workspace ?? path.join(config.dataDir, "workspace"));
+  // What the bot keeps to itself stays out of the shell's sandbox, wherever it lives.
+  const env = options.env ?? process.env;
+  const own = [config.dataDir, path.join(cwd, ".env"), ...(env.GATEHOUSE_CONFIG ? [path.resolve(cwd, env.GATEHOUSE_CONFIG)] : [])];
+  config.shell.hidePaths = [...new Set([...config.shell.hidePaths.map((p) => path.resolve(cwd, p)), ...own])];
   return config;
 }
 

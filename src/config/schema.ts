@@ -101,12 +101,22 @@ const GatewayConfigSchema = z.strictObject({
 
 const HttpToolConfigSchema = z.strictObject({
   allowPrivateNetwork: z.boolean().default(false),
-  allowHosts: z.array(z.string()).default([]),
+  /**
+   * Hosts `http_fetch` reaches without asking a person (and even when private): "api.example.com"
+   * (any port), "api.example.com:8443" (that port only), "*.example.com".
+   */
+  allowHosts: z.array(z.string().min(1)).default([]),
   timeoutMs: z.number().int().positive().default(15_000),
 });
 
 const ShellToolConfigSchema = z.strictObject({
   timeoutMs: z.number().int().positive().default(60_000),
+  /** "auto": run commands in the bubblewrap sandbox when the machine has it; "off": never. */
+  sandbox: z.enum(["auto", "off"]).default("auto"),
+  /** Offer the shell beyond the console even where commands cannot be sandboxed. */
+  allowUnsandboxed: z.boolean().default(false),
+  /** More paths the sandbox hides (the data folder, the config file and .env are always hidden). */
+  hidePaths: z.array(z.string().min(1)).default([]),
 });
 
 export const ConfigSchema = z.strictObject({

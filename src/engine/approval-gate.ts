@@ -19,19 +19,34 @@ export type GateOutcome =
   | { pass: true; standing: ApprovalStanding; prompted: boolean }
   | { pass: false; result: SyntheticResult; prompted: boolean };
 
-/** The scope an "always" decision is remembered in. */
+/**
+ * The scope an "always" decision is remembered in. It covers only the sender whose call was answered
+ * unless `approval.alwaysCoversOthers` says otherwise: in a group without threads the session is the
+ * whole chat. Same keys as policy/always-scope.ts `alwaysScopeKey` (used by `gatehouse explain`).
+ */
 export function alwaysScope(exec: ResolvedExecution, state: TurnState): string {
   const env = state.envelope;
-  switch (exec.policy.approval.alwaysScope) {
+  const approval = exec.policy.approval;
+  const own = approval.alwaysCoversOthers ? "" : `|sender:${env.channel}:${env.sender.id}`;
+  switch (approval.alwaysScope) {
     case "sender":
       return `sender:${env.channel}:${env.sender.id}`;
     case "conversation":
-      return `conversation:${env.channel}:${env.conversation.id}`;
+      return `conversation:${env.channel}:${env.conversation.id}${own}`;
     default:
-      // One thread (or chat) only: another person's thread in the same channel still asks.
-      return `session:${state.sessionKey}`;
+      return `session:${state.sessionKey}${own}`;
   }
 }
+
+/**
+ * Whether an "Always" answer is remembered for calls that needed a person under `rule`: not for a
+ * tool that always asks, nor for a hook's requirement (a hook asks every time, whatever was remembered).
+ */
+export function alwaysIsRemembered(rule: string): boolean {
+  return !rule.startsWith("approval.alwaysAsk") && rule !== HOOK_RULE;
+}
+
+const HOOK_RULE = "a before_tool_call hook requires approval";
 
 /** Whether the call needs a person, before asking anyone (used by the repeat guard). */
 export async function requirementOf(
@@ -40,7 +55,7 @@ export async function requirementOf(
   tool: AnyTool,
   hookRequired: boolean,
 ): Promise<{ requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string }> {
-  if (hookRequired) return { requirement: "prompt", rule: "a before_tool_call hook requires approval" };
+  if (hookRequired) return { requirement: "prompt", rule: HOOK_RULE };
   const env = state.envelope;
   const remembered = await exec.store.hasAlways(alwaysScope(exec, state), tool.name);
   return approvalRequirement(
@@ -93,7 +108,7 @@ export async function passApprovalGate(
     turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
     args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
     conversationId: env.conversation.id, requester: env.sender, target: env.replyTo, signal: state.signal,
-    allowAlways: !requirement.rule.startsWith("approval.alwaysAsk"),
+    allowAlways: alwaysIsRemembered(requirement.rule),
   });
   if (answer.outcome === "waiting") return { kind: "waiting", approvalId: answer.approvalId, expiresAt: answer.expiresAt };
   return { kind: "outcome", outcome: await applyDecision(exec, state, call, requirement.rule, answer) };
@@ -122,7 +137,7 @@ export async function applyDecision(
   switch (decision.outcome) {
     case "always":
       // A tool that always asks is never remembered: the answer counts as this one approval.
-      if (!rule.startsWith("approval.alwaysAsk")) await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
+      if (alwaysIsRemembered(rule)) await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
       return { pass: true, standing: "approved-by-person", prompted: true };
     case "approved":
       return { pass: true, standing: "approved-by-person", prompted: true };

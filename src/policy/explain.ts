@@ -2,6 +2,7 @@
  * `gatehouse explain`: for one sender (and optionally one conversation), every tool with
  * whether it is offered, what approval it needs and which rule decided.
  */
+import { describeEgressRule, egressRuleLifted, type EgressRuleOptions } from "./egress.ts";
 import type { ApprovalConfig, ToolPolicyConfig } from "./schema.ts";
 import {
   approvalRequirement,
@@ -24,7 +25,8 @@ export interface ExplainRow {
 
 /**
  * Explains the policy for `subject` over `descriptors`. `remembered` holds the names of tools
- * someone answered "always" for in the subject's scope.
+ * someone answered "always" for in the subject's scope; `http` is the http_fetch egress rule's
+ * allow list (see egress.ts), which makes a fetch ask per URL.
  */
 export function explainPolicy(
   tools: ToolPolicyConfig,
@@ -32,13 +34,18 @@ export function explainPolicy(
   descriptors: readonly ToolDescriptor[],
   subject: PolicySubject,
   remembered: ReadonlySet<string> = new Set(),
+  http: { allowHosts?: readonly string[] } = {},
 ): ExplainRow[] {
+  const egress: EgressRuleOptions = { allowHosts: http.allowHosts, approval };
   return [...descriptors]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((tool) => {
       const availability = toolAvailability(tools, approval, tool, subject);
       if (!availability.offered) return { tool: tool.name, owner: tool.owner, offered: false, rule: availability.rule };
       const decision = approvalRequirement(approval, tool, subject, remembered.has(tool.name));
+      if (tool.name === "http_fetch" && tool.owner === "builtin" && decision.requirement !== "prompt" && !egressRuleLifted(egress)) {
+        return { tool: tool.name, owner: tool.owner, offered: true, approval: "prompt", rule: `${availability.rule}; http_fetch ${describeEgressRule(egress)}` };
+      }
       return {
         tool: tool.name,
         owner: tool.owner,

@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import type { ToolResult } from "../tools/tool.ts";
 import { silentLogger } from "../observe/logger.ts";
 import { canonicalJson } from "../observe/receipts.ts";
+import { registerEgressHook, type EgressRuleOptions } from "./egress.ts";
 import { firstMatchingPattern } from "./glob.ts";
 import type { HookConfig, HookEntry } from "./schema.ts";
 
@@ -166,8 +167,13 @@ function appliesTo(entry: HookEntry, call: ToolCallInfo, match: RegExp | undefin
   return match ? match.test(canonicalJson(call.params)) : true;
 }
 
-/** Registers the built-in hooks declared in config (`hooks`), named `config:<index>:<type>`. */
-export function registerConfigHooks(registry: HookRegistry, hooksConfig: HookConfig): void {
+/**
+ * Registers the built-in hooks declared in config (`hooks`), named `config:<index>:<type>`, and the
+ * http_fetch egress rule (egress.ts), which asks before every fetch unless `egress` names the hosts
+ * in `http.allowHosts` (pass `{ allowHosts: config.http.allowHosts, approval: config.approval }`).
+ */
+export function registerConfigHooks(registry: HookRegistry, hooksConfig: HookConfig, egress: EgressRuleOptions = {}): void {
+  registerEgressHook(registry, egress);
   hooksConfig.forEach((entry, index) => {
     const match = entry.match !== undefined ? new RegExp(entry.match) : undefined;
     const name = `config:${index}:${entry.type}`;

@@ -73,12 +73,18 @@ export const ApprovalConfigSchema = z.strictObject({
   /** Tool patterns that always prompt, whatever else says (only a deny beats it). */
   alwaysAsk: patternList.default([]),
   /** Tool patterns approved by policy in supervised mode. */
-  autoApprove: patternList.default(["current_time", "list_files", "read_file", "http_fetch", "tool_search"]),
+  autoApprove: patternList.default(["current_time", "list_files", "read_file", "tool_search"]),
   timeoutMs: z.number().int().positive().default(300_000),
   /** Admins per channel who may approve anyone's call: { slack: ["U1"] }. */
   approvers: z.record(z.string(), z.array(z.string())).default({}),
   /** Where an "Always" answer holds: that thread or chat (session), the whole conversation, or the sender everywhere. */
   alwaysScope: z.enum(["session", "conversation", "sender"]).default("session"),
+  /**
+   * Whether an "Always" in a session or conversation also covers other people's calls there. Off: it
+   * covers only the person whose call was answered (in a group without threads, the session is the
+   * whole chat, and one member's "Always" would otherwise run everyone's calls without a card).
+   */
+  alwaysCoversOthers: z.boolean().default(false),
 });
 
 const regexSource = z.string().refine(

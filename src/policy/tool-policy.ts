@@ -21,6 +21,8 @@ export interface ToolDescriptor {
   risk: ToolRisk;
   /** `builtin` or `mcp:<server>`. */
   owner: string;
+  /** Offered on the console only, for this reason (see Tool.localOnly). */
+  localOnly?: string;
 }
 
 /** Whether a tool is offered, and the rule that decided. */
@@ -107,6 +109,8 @@ export function toolAvailability(
     if (allowed === undefined) return { offered: false, rule: `${allowLayer.label}.allow (not listed)` };
     grant = `${allowLayer.label}.allow "${allowed}"`;
   }
+
+  if (tool.localOnly && subject.channel !== "console") return { offered: false, rule: tool.localOnly };
 
   if (tool.risk === "exec") {
     if (!tools.elevated.enabled) return { offered: false, rule: "tools.elevated.enabled is false" };

@@ -80,7 +80,7 @@ export const PG = {
     INSERT INTO always_rules (scope, tool, created_at) VALUES ($1, $2, $3)
     ON CONFLICT (scope, tool) DO NOTHING`,
   hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $1 AND tool = $2`,
-  forgetAlways: `DELETE FROM always_rules WHERE scope = $1`,
+  forgetAlways: `DELETE FROM always_rules WHERE scope = $1 OR left(scope, length($1) + 1) = $1 || '|'`,
 
   insertAudit: insertInto("audit", AUDIT_COLUMNS),
   // The newest N matching entries; the caller puts them back in time order. A NULL filter matches

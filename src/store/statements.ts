@@ -50,7 +50,7 @@ const SQL = {
     INSERT INTO always_rules (scope, tool, created_at) VALUES ($scope, $tool, $at)
     ON CONFLICT (scope, tool) DO NOTHING`,
   hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $scope AND tool = $tool`,
-  forgetAlways: `DELETE FROM always_rules WHERE scope = $scope`,
+  forgetAlways: `DELETE FROM always_rules WHERE scope = $scope OR substr(scope, 1, length($scope) + 1) = $scope || '|'`,
 
   insertAudit: `
     INSERT INTO audit (at, kind, trace_id, session_key, channel, tool, args_hash, actor_id, actor_name,

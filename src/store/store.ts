@@ -119,6 +119,7 @@ export interface Store {
   rememberAlways(scope: string, tool: string, at: number): Promise<void>;
   hasAlways(scope: string, tool: string): Promise<boolean>;
   /** Forgets every "always" decision of a scope (a session started afresh with `/new`). */
+  /** Also forgets the narrower scopes within it (`<scope>|sender:…`: one person's Always in that thread). */
   forgetAlways(scope: string): Promise<void>;
 
   appendAudit(entry: AuditEntry): Promise<void>;

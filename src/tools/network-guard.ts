@@ -1,11 +1,14 @@
 /**
- * Keeps outbound requests away from the bot's own network: loopback, private, link-local,
- * unique-local and other non-public addresses are refused, whether written as a literal
- * IP (any IPv4 or IPv6 spelling, IPv4-mapped IPv6 included) or reached through a host name
- * (every address the name resolves to is checked).
+ * Keeps outbound requests away from the bot's own network. An address counts as public only when
+ * ipaddr.js (a maintained list of special ranges) calls it plain `unicast`; addresses that carry an
+ * IPv4 address inside (IPv4-mapped, SIIT, well-known NAT64, 6to4) are judged by that IPv4, and
+ * tunnel or local-translation forms whose real destination cannot be read off the address
+ * (Teredo, local-use NAT64 64:ff9b:1::/48) are never public. A host name is judged by every address
+ * it resolves to.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /** Resolves a host name to every address it has. */
 export type HostResolver = (host: string) => Promise<string[]>;
@@ -14,7 +17,10 @@ export type HostResolver = (host: string) => Promise<string[]>;
 export interface NetworkGuardOptions {
   /** Allow every address, private ones included (a bot on a trusted internal network). */
   allowPrivateNetwork?: boolean;
-  /** Host names or IPs allowed even when private; "*.corp.example" allows every subdomain. */
+  /**
+   * Hosts allowed even when private: "api.example.com" (any port), "api.example.com:8443" (that port
+   * only), "*.corp.example" (every subdomain), IPs and "[::1]:8080" alike.
+   */
   allowHosts?: string[];
   /** How names are resolved; the system resolver by default. */
   resolve?: HostResolver;
@@ -28,74 +34,63 @@ export class BlockedDestinationError extends Error {
   }
 }
 
-const NON_PUBLIC = new BlockList();
-for (const [net, bits] of [
-  ["0.0.0.0", 8], // "this network"
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local, cloud metadata
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15], // benchmarking
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved and broadcast
-] as const) NON_PUBLIC.addSubnet(net, bits, "ipv4");
-for (const [net, bits] of [
-  ["::", 96], // unspecified, loopback and IPv4-compatible
-  ["fc00::", 7], // unique-local
-  ["fe80::", 10], // link-local
-  ["fec0::", 10], // site-local (deprecated)
-  ["ff00::", 8], // multicast
-  ["100::", 64], // discard
-] as const) NON_PUBLIC.addSubnet(net, bits, "ipv6");
+/** IPv6 ranges whose last 32 bits are the IPv4 address really reached. */
+const EMBEDS_IPV4_AT_END = new Set(["ipv4Mapped", "rfc6145"]);
+const WELL_KNOWN_NAT64 = ipaddr.parseCIDR("64:ff9b::/96");
+/** IANA's global unicast space: anything outside it is not the public internet. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3");
 
-/** Whether an IP address is not a public internet address (IPv4-mapped and embedded IPv4 judged by their IPv4). */
+function ipv4FromBytes(bytes: number[]): ipaddr.IPv4 {
+  return new ipaddr.IPv4(bytes);
+}
+
+/** Whether a parsed address is public unicast, embedded IPv4 unwrapped first. */
+function isPublic(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (address.kind() === "ipv4") return address.range() === "unicast";
+  const v6 = address as ipaddr.IPv6;
+  const bytes = v6.toByteArray();
+  const range = v6.range();
+  if (EMBEDS_IPV4_AT_END.has(range)) return isPublic(ipv4FromBytes(bytes.slice(12)));
+  if (v6.match(WELL_KNOWN_NAT64)) return isPublic(ipv4FromBytes(bytes.slice(12)));
+  if (range === "6to4") return isPublic(ipv4FromBytes(bytes.slice(2, 6)));
+  return range === "unicast" && v6.match(GLOBAL_UNICAST);
+}
+
+/** Whether an IP address is not a public internet address; anything that is not an address at all counts as non-public. */
 export function isNonPublicAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, "").split("%")[0];
-  const family = isIP(bare);
-  if (family === 4) return NON_PUBLIC.check(bare, "ipv4");
-  if (family !== 6) return true; // not an address at all: never treat as public
-  if (NON_PUBLIC.check(bare, "ipv6")) return true;
-  const embedded = embeddedIPv4(bare);
-  return embedded !== undefined && NON_PUBLIC.check(embedded, "ipv4");
-}
-
-/** The IPv4 address inside an IPv4-mapped, NAT64 (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address. */
-function embeddedIPv4(address: string): string | undefined {
-  const g = ipv6Groups(address);
-  if (!g) return undefined;
-  const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && g[5] === 0xffff) return quad(g[6], g[7]);
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return quad(g[6], g[7]);
-  if (g[0] === 0x2002) return quad(g[1], g[2]);
-  return undefined;
-}
-
-/** The eight 16-bit groups of an IPv6 address (which `isIP` already accepted). */
-function ipv6Groups(address: string): number[] | undefined {
-  let text = address.toLowerCase();
-  const dotted = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(2).map(Number);
-    text = `${dotted[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  const bare = address.replace(/^\[|\]$/g, "").split("%")[0]!;
+  if (!isIP(bare)) return true;
+  try {
+    return !isPublic(ipaddr.parse(bare));
+  } catch {
+    return true;
   }
-  const halves = text.split("::");
-  if (halves.length > 2) return undefined;
-  const parse = (s: string) => (s ? s.split(":").map((h) => parseInt(h, 16)) : []);
-  const head = parse(halves[0]);
-  const tail = halves.length === 2 ? parse(halves[1]) : [];
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
-  const groups = [...head, ...new Array<number>(fill).fill(0), ...tail];
-  return groups.length === 8 && groups.every((x) => Number.isInteger(x)) ? groups : undefined;
 }
 
-function hostAllowed(host: string, allowHosts: string[]): boolean {
-  return allowHosts.some((pattern) => {
-    const p = pattern.toLowerCase().replace(/^\[|\]$/g, "");
-    return p.startsWith("*.") ? host.endsWith(p.slice(1)) : host === p;
+/** The port a URL really connects to. */
+function portOf(url: URL): number {
+  if (url.port) return Number(url.port);
+  return url.protocol === "https:" ? 443 : 80;
+}
+
+/** Splits an allow-list entry into host pattern and optional port. */
+function parseAllowEntry(entry: string): { host: string; port?: number } {
+  const text = entry.trim().toLowerCase();
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  if (bracketed) return { host: bracketed[1]!, port: bracketed[2] ? Number(bracketed[2]) : undefined };
+  if (isIP(text) === 6) return { host: text };
+  const withPort = /^(.*):(\d+)$/.exec(text);
+  return withPort ? { host: withPort[1]!, port: Number(withPort[2]) } : { host: text };
+}
+
+/** Whether `url`'s host (and port, when the entry names one) is in `allowHosts`. */
+export function hostInAllowList(url: URL, allowHosts: readonly string[]): boolean {
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  const port = portOf(url);
+  return allowHosts.some((entry) => {
+    const allowed = parseAllowEntry(entry);
+    if (allowed.port !== undefined && allowed.port !== port) return false;
+    return allowed.host.startsWith("*.") ? host.endsWith(allowed.host.slice(1)) : host === allowed.host;
   });
 }
 
@@ -110,7 +105,7 @@ export async function checkDestination(url: URL, options: NetworkGuardOptions = 
     throw new BlockedDestinationError(`only http and https URLs can be fetched, not ${url.protocol.replace(":", "")}`);
   }
   const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  const trusted = options.allowPrivateNetwork === true || hostAllowed(host, options.allowHosts ?? []);
+  const trusted = options.allowPrivateNetwork === true || hostInAllowList(url, options.allowHosts ?? []);
   let addresses: string[];
   if (isIP(host)) addresses = [host];
   else {

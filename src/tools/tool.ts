@@ -35,6 +35,11 @@ export interface Tool<A = unknown> {
   risk: ToolRisk;
   /** `builtin` or `mcp:<server>`. */
   owner: string;
+  /**
+   * Set when the tool may be offered on the local console only, with the reason (the shell where no
+   * sandbox can contain it): the policy refuses it on every other channel, naming this reason.
+   */
+  localOnly?: string;
   /** A short hint for the progress line ("ls -la"), from the arguments. */
   hint?(args: A): string;
   /**

@@ -92,12 +92,12 @@ describe("the approval gate", () => {
     await fx.turn("write a");
     await fx.turn("write b");
     expect(fx.approvals.requests).toHaveLength(1);
-    expect(await fx.store.hasAlways("session:console:c1", "write_file")).toBe(true);
+    expect(await fx.store.hasAlways("session:console:c1|sender:console:U1", "write_file")).toBe(true);
   });
 
   it("never lets a remembered Always outrank alwaysAsk", async () => {
     fx = await engineFixture({ approval: { alwaysAsk: ["write_file"] } });
-    await fx.store.rememberAlways("session:console:c1", "write_file", Date.now());
+    await fx.store.rememberAlways("session:console:c1|sender:console:U1", "write_file", Date.now());
     fx.approvals.answers = ["denied"];
     fx.emu.script({ toolCalls: [writeCall()] }, { text: "ok" });
     await fx.turn("write");

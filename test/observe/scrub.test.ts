@@ -62,7 +62,7 @@ describe("registered secrets", () => {
 describe("the approval summary", () => {
   it("says when it cannot show all of the arguments", async () => {
     const { summarizeArgs } = await import("../../src/approval/summary.ts");
-    const long = summarizeArgs({ command: `echo ${"x".repeat(1500)}; touch pwned` });
+    const long = summarizeArgs({ command: `echo ${"x".repeat(5000)}; touch pwned` });
     expect(long).toMatch(/more characters are not shown.*deny if you are unsure/);
     const hidden = summarizeArgs({ command: "curl -H 'Authorization: Bearer abcdef0123456789' https://x" });
     expect(hidden).toMatch(/some values are hidden as \[redacted\]/);

@@ -14,7 +14,7 @@ describe("policy config schemas", () => {
     expect(tools.elevated).toEqual({ enabled: true, allowFrom: ["console:*"] });
     const approval = ApprovalConfigSchema.parse({});
     expect(approval.autonomy).toBe("supervised");
-    expect(approval.autoApprove).toEqual(["current_time", "list_files", "read_file", "http_fetch", "tool_search"]);
+    expect(approval.autoApprove).toEqual(["current_time", "list_files", "read_file", "tool_search"]);
     expect(approval.timeoutMs).toBe(300_000);
     expect(ReceiptsConfigSchema.parse({})).toEqual({ enabled: false, show: false });
     expect(LoopConfigSchema.parse({})).toEqual({ warnAt: 3, blockAt: 4, abortAt: 6, ignoredTools: [] });

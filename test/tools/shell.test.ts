@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { realpath } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
+import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { shellTool } from "../../src/tools/builtin/shell.ts";
 import { contextFor, makeSandbox } from "./context.ts";
@@ -13,21 +13,25 @@ afterEach(async () => {
   await box.cleanup();
 });
 
-/** Whether a process with this pid is still running (a killed child nobody reaped yet is a zombie, not running). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
+/** Whether the heartbeat file a background loop rewrites every 50 ms exists and then stays unchanged. */
+async function stopsBeating(file: string): Promise<boolean> {
+  const read = () => readFile(file, "utf8").catch(() => undefined);
+  const first = await read();
+  if (first === undefined) return false;
+  await new Promise((r) => setTimeout(r, 400));
+  return (await read()) === first;
 }
 
 describe("shell", () => {
-  it("runs the command in the workspace folder and reports exit code 0", async () => {
+  it("runs the command in the workspace folder, with a HOME outside it, and reports exit code 0", async () => {
     const result = await shellTool().execute({ command: "pwd; echo $HOME" }, contextFor(box.workspace));
     const real = await realpath(box.workspace);
-    expect(result).toEqual({ success: true, output: `${real}\n${real}\n[exit code 0]` });
+    expect(result.success).toBe(true);
+    const [pwd, home] = result.output.split("\n");
+    expect(pwd).toBe(real);
+    expect(home).not.toBe(real);
+    expect(home!.startsWith(`${real}/`)).toBe(false);
+    expect(result.output).toMatch(/\n\[exit code 0\]$/);
   });
 
   it("fails with the exit code and keeps the output of a failing command", async () => {
@@ -48,15 +52,12 @@ describe("shell", () => {
   it("kills a command that runs past its timeout, children included", async () => {
     const started = Date.now();
     const result = await shellTool({ timeoutMs: 300 }).execute(
-      { command: "sleep 30 & echo child=$!; sleep 30" },
+      { command: "(while true; do date +%s%N > beat; sleep 0.05; done) & sleep 30" },
       contextFor(box.workspace),
     );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result).toMatchObject({ success: false, error: "timed out after 0.3 s; the command was killed" });
-    const child = Number(/child=(\d+)/.exec(result.output)?.[1]);
-    expect(child).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(running(child)).toBe(false);
+    expect(await stopsBeating(path.join(box.workspace, "beat"))).toBe(true);
   });
 
   it("kills the command when the turn is cancelled", async () => {

@@ -24,6 +24,10 @@ export function fileErrorResult(err: unknown, shownPath: string): ToolResult {
       return failed(`no space left on the device while writing ${shownPath}`);
     case "EEXIST":
       return failed(`${shownPath} already exists and is not a folder`);
+    case "ELOOP":
+      return failed(`could not open ${shownPath}: too many symbolic links, or the path kept changing while it was opened`);
+    case "ENXIO":
+      return failed(`${shownPath} is not a regular file (a FIFO, device or socket); only regular files can be read or written`);
     default:
       return failed(`could not access ${shownPath}: ${code ?? (err instanceof Error ? err.message : String(err))}`);
   }

@@ -3,13 +3,15 @@
  * text. The destination is checked before every request (redirects included), so the model
  * cannot reach the bot's own network unless the operator allows it, and the connection goes to
  * exactly the addresses that were checked (a name cannot answer differently the second time).
- * Time and body size are bounded, and a body is streamed only up to the limit.
+ * Time and body size are bounded, and a body is streamed only up to the limit. A fetch that starts
+ * at a host in `allowHosts` (which nobody is asked about, see policy/egress.ts) follows redirects
+ * only to hosts in that list, so an open redirect there cannot carry the URL somewhere unasked.
  */
 import type { Readable } from "node:stream";
 import { z } from "zod";
 import type { Tool } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
-import { BlockedDestinationError, checkDestination, type NetworkGuardOptions } from "../network-guard.ts";
+import { BlockedDestinationError, checkDestination, hostInAllowList, type NetworkGuardOptions } from "../network-guard.ts";
 import { pinnedGet, type PinnedResponse } from "../pinned-get.ts";
 
 /** Options of `http_fetch`: what it may reach, and how long and how much it may read. */
@@ -55,9 +57,14 @@ export function httpFetchTool(options: HttpFetchOptions = {}): Tool<HttpFetchArg
       }
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout]);
+      const allowHosts = options.allowHosts ?? [];
+      const startedAllowed = hostInAllowList(url, allowHosts);
       try {
         for (let hops = 0; ; hops++) {
           const addresses = await checkDestination(url, options);
+          if (hops > 0 && startedAllowed && !hostInAllowList(url, allowHosts)) {
+            return failed(`refused to follow a redirect to ${displayUrl(url.href)}: ${url.host} is not in http.allowHosts (fetch that URL on its own, and a person is asked)`);
+          }
           if (url.username || url.password) {
             return failed(`could not fetch ${displayUrl(url.href)}: URLs with a user name or password are not fetched`);
           }

@@ -1,13 +1,15 @@
 /**
  * `list_files`: what a workspace folder holds — each entry's name, type and size — so the
- * model can find files before reading them. Long folders are cut at a bounded count.
+ * model can find files before reading them. Long folders are cut at a bounded count. The folder
+ * is opened once (see workspace-file.ts) and listed through that descriptor.
  */
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Tool } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
-import { resolveWorkspacePath, workspaceFor } from "../workspace-path.ts";
+import { openWorkspaceFolder } from "../workspace-file.ts";
+import { workspaceFor } from "../workspace-path.ts";
 import { fileErrorResult } from "./file-errors.ts";
 
 /** Options of `list_files`. */
@@ -36,23 +38,26 @@ export function listFilesTool(options: ListFilesOptions = {}): Tool<ListFilesArg
     hint: (args) => args.path || ".",
     async execute(args, ctx) {
       const shown = args.path || ".";
+      let folder: Awaited<ReturnType<typeof openWorkspaceFolder>> | undefined;
       try {
-        const target = await resolveWorkspacePath(workspaceFor(ctx, options.workspace), shown);
-        const entries = await readdir(target.absolute, { withFileTypes: true });
-        if (entries.length === 0) return succeeded(`${target.relative} is empty`);
+        folder = await openWorkspaceFolder(workspaceFor(ctx, options.workspace), shown);
+        const entries = await readdir(folder.path, { withFileTypes: true });
+        if (entries.length === 0) return succeeded(`${folder.relative} is empty`);
         entries.sort((a, b) => a.name.localeCompare(b.name));
         const limit = Math.min(args.limit ?? cap, cap);
         const lines: string[] = [];
         for (const entry of entries.slice(0, limit)) {
           if (ctx.signal.aborted) return failed("cancelled");
-          lines.push(await describeEntry(target.absolute, entry));
+          lines.push(await describeEntry(folder.path, entry));
         }
         const more = entries.length - limit;
-        const header = `${target.relative}: ${entries.length} entr${entries.length === 1 ? "y" : "ies"}`;
+        const header = `${folder.relative}: ${entries.length} entr${entries.length === 1 ? "y" : "ies"}`;
         const footer = more > 0 ? [`… and ${more} more (raise limit or list a subfolder)`] : [];
         return succeeded([header, ...lines, ...footer].join("\n"));
       } catch (err) {
         return fileErrorResult(err, shown);
+      } finally {
+        await folder?.handle.close();
       }
     },
   };

@@ -1,14 +1,16 @@
 /**
  * `read_file`: a text file from the workspace, whole or by line range. Output is capped so a
- * large file cannot flood the conversation; the cap is stated, with how to read further.
+ * large file cannot flood the conversation; the cap is stated, with how to read further. The file
+ * is opened once (see workspace-file.ts) and read through that descriptor, in chunks that stop
+ * when the turn is cancelled.
  */
-import { createReadStream } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { Tool, ToolResult } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
-import { resolveWorkspacePath, workspaceFor } from "../workspace-path.ts";
+import { openWorkspaceFile } from "../workspace-file.ts";
+import { workspaceFor } from "../workspace-path.ts";
 import { fileErrorResult } from "./file-errors.ts";
 
 /** Options of `read_file`. */
@@ -46,39 +48,45 @@ export function readFileTool(options: ReadFileOptions = {}): Tool<ReadFileArgs> 
     owner: "builtin",
     hint: (args) => (args.startLine || args.endLine ? `${args.path}:${args.startLine ?? 1}-${args.endLine ?? ""}` : args.path),
     async execute(args, ctx) {
+      let file: Awaited<ReturnType<typeof openWorkspaceFile>> | undefined;
       try {
-        const target = await resolveWorkspacePath(workspaceFor(ctx, options.workspace), args.path);
-        const info = await stat(target.absolute);
-        if (info.isDirectory()) return failed(`${args.path} is a folder, not a file (use list_files to see inside it)`);
-        if (await looksBinary(target.absolute)) return failed(`${args.path} is a binary file (${info.size} bytes); only text files can be read`);
+        file = await openWorkspaceFile(workspaceFor(ctx, options.workspace), args.path, "read");
+        if (await looksBinary(file.handle)) return failed(`${args.path} is a binary file (${file.size} bytes); only text files can be read`);
         if (args.startLine !== undefined || args.endLine !== undefined) {
-          return await readLines(target.absolute, args, maxBytes, ctx.signal);
+          return await readLines(file.handle, args, maxBytes, ctx.signal);
         }
-        return await readHead(target.absolute, info.size, maxBytes, args.path);
+        return await readHead(file.handle, file.size, maxBytes, args.path, ctx.signal);
       } catch (err) {
+        if (ctx.signal.aborted) return failed(`cancelled while reading ${args.path}`);
         return fileErrorResult(err, args.path);
+      } finally {
+        await file?.handle.close();
       }
     },
   };
 }
 
-async function readHead(file: string, size: number, maxBytes: number, shown: string): Promise<ToolResult> {
-  const handle = await open(file, "r");
-  try {
-    const buffer = Buffer.alloc(Math.min(size, maxBytes));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const text = new TextDecoder("utf-8").decode(buffer.subarray(0, bytesRead), { stream: bytesRead < size });
-    if (size <= maxBytes) return succeeded(text);
-    return succeeded(`${text}\n[${shown} is ${size} bytes; showing the first ${bytesRead}. Pass startLine/endLine to read further.]`);
-  } finally {
-    await handle.close();
+/** Bytes read per step; the turn's signal is checked between steps. */
+const CHUNK = 64 * 1024;
+
+async function readHead(handle: FileHandle, size: number, maxBytes: number, shown: string, signal: AbortSignal): Promise<ToolResult> {
+  const buffer = Buffer.alloc(Math.min(size, maxBytes));
+  let bytesRead = 0;
+  while (bytesRead < buffer.length) {
+    signal.throwIfAborted();
+    const step = await handle.read(buffer, bytesRead, Math.min(CHUNK, buffer.length - bytesRead), bytesRead);
+    if (step.bytesRead === 0) break;
+    bytesRead += step.bytesRead;
   }
+  const text = new TextDecoder("utf-8").decode(buffer.subarray(0, bytesRead), { stream: bytesRead < size });
+  if (size <= maxBytes) return succeeded(text);
+  return succeeded(`${text}\n[${shown} is ${size} bytes; showing the first ${bytesRead}. Pass startLine/endLine to read further.]`);
 }
 
-async function readLines(file: string, args: ReadFileArgs, maxBytes: number, signal: AbortSignal): Promise<ToolResult> {
+async function readLines(handle: FileHandle, args: ReadFileArgs, maxBytes: number, signal: AbortSignal): Promise<ToolResult> {
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Number.POSITIVE_INFINITY;
-  const stream = createReadStream(file, { encoding: "utf8", signal });
+  const stream = handle.createReadStream({ encoding: "utf8", signal, start: 0, autoClose: false, highWaterMark: CHUNK });
   const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   const picked: string[] = [];
   let bytes = 0;
@@ -100,6 +108,7 @@ async function readLines(file: string, args: ReadFileArgs, maxBytes: number, sig
     lines.close();
     stream.destroy();
   }
+  signal.throwIfAborted();
   if (picked.length === 0 && cutAt === undefined) return failed(`${args.path} has only ${lineNo} lines; startLine ${start} is past the end`);
   const text = picked.join("\n");
   if (cutAt !== undefined) return succeeded(`${text}\n[output cap of ${maxBytes} bytes reached; continue with startLine ${cutAt}]`);
@@ -107,13 +116,8 @@ async function readLines(file: string, args: ReadFileArgs, maxBytes: number, sig
 }
 
 /** A NUL byte in the first few KB marks a binary file, as `grep` and `git` decide it. */
-async function looksBinary(file: string): Promise<boolean> {
-  const handle = await open(file, "r");
-  try {
-    const probe = Buffer.alloc(8192);
-    const { bytesRead } = await handle.read(probe, 0, probe.length, 0);
-    return probe.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
+async function looksBinary(handle: FileHandle): Promise<boolean> {
+  const probe = Buffer.alloc(8192);
+  const { bytesRead } = await handle.read(probe, 0, probe.length, 0);
+  return probe.subarray(0, bytesRead).includes(0);
 }

@@ -1,13 +1,22 @@
 /**
- * `shell`: runs a command with `/bin/sh -c` in the workspace. The command gets a clean
- * environment (no tokens or keys of the bot), runs in its own process group so a timeout or
- * a cancelled turn kills everything it started, and its output is capped head and tail.
+ * `shell`: runs a command with `/bin/sh -c` in the workspace. Where the machine has bubblewrap the
+ * command runs in a sandbox (see sandbox.ts): its own PID namespace and /proc, the system folders
+ * read-only, the workspace the only folder it can write, a HOME of its own, and no variable of the
+ * bot's environment; a timeout or a cancelled turn kills the whole sandbox. Without one, the
+ * command gets a clean environment and a fresh HOME outside the workspace, and runs in its own
+ * process group, which is killed on timeout or cancel (a child that leaves the group with setsid
+ * survives that: only the sandbox contains it). The unsandboxed shell is offered on the console
+ * only, unless `allowUnsandboxed` says otherwise. Output is capped head and tail.
  */
 import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { z } from "zod";
 import type { Tool, ToolResult } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
 import { HeadTailBuffer } from "../output-cap.ts";
+import { bubblewrapArgs, detectSandbox, SANDBOX_HOME, SANDBOX_PATH, type SandboxAvailability } from "../sandbox.ts";
 import { workspaceFor, workspaceRoot } from "../workspace-path.ts";
 
 /** Options of `shell`. */
@@ -20,8 +29,14 @@ export interface ShellOptions {
   maxTimeoutMs?: number;
   /** The most output characters returned, head and tail (default 30,000). */
   maxOutputChars?: number;
-  /** PATH for commands; the bot's own PATH by default. */
+  /** PATH for commands; a standard system PATH in the sandbox, the bot's own PATH without one. */
   path?: string;
+  /** "auto" (default): the bubblewrap sandbox when the machine has one; "off": never sandbox. */
+  sandbox?: "auto" | "off";
+  /** Offer the shell beyond the console even where commands cannot be sandboxed (default false). */
+  allowUnsandboxed?: boolean;
+  /** Paths the sandbox hides should a system folder it shows hold them (the data folder, config file, .env). */
+  hidePaths?: string[];
 }
 
 const parameters = z.object({
@@ -35,16 +50,16 @@ export type ShellArgs = z.infer<typeof parameters>;
 /** Variable names never handed to a command, even if a future option adds variables. */
 export const SECRET_ENV_NAME = /TOKEN|KEY|SECRET|PASSWORD/i;
 
-/** The only environment a command sees: PATH, HOME (the workspace), LANG and TERM. */
-export function commandEnvironment(workspace: string, pathVar?: string): Record<string, string> {
-  const env: Record<string, string> = {
-    PATH: pathVar ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    HOME: workspace,
-    LANG: process.env.LANG ?? "C.UTF-8",
-    TERM: "dumb",
-  };
+/** The only environment a command sees: PATH, HOME (never the shared workspace), LANG and TERM. */
+export function commandEnvironment(home: string, pathVar: string): Record<string, string> {
+  const env: Record<string, string> = { PATH: pathVar, HOME: home, LANG: process.env.LANG ?? "C.UTF-8", TERM: "dumb" };
   for (const name of Object.keys(env)) if (SECRET_ENV_NAME.test(name)) delete env[name];
   return env;
+}
+
+/** Whether this shell's commands are contained, and the reason when they are not. */
+export function shellContainment(options: Pick<ShellOptions, "sandbox"> = {}): SandboxAvailability {
+  return options.sandbox === "off" ? { kind: "none", reason: "shell.sandbox is off" } : detectSandbox();
 }
 
 /** Creates the `shell` tool. */
@@ -52,18 +67,36 @@ export function shellTool(options: ShellOptions = {}): Tool<ShellArgs> {
   const defaultTimeout = options.timeoutMs ?? 60_000;
   const maxTimeout = options.maxTimeoutMs ?? 600_000;
   const maxOutput = options.maxOutputChars ?? 30_000;
+  const containment = shellContainment(options);
+  const sandboxed = containment.kind === "bubblewrap";
   return {
     name: "shell",
-    description: `Runs a shell command (/bin/sh -c) in the workspace folder and returns its combined output and exit code. Killed after ${Math.round(defaultTimeout / 1000)} s unless timeoutSeconds says otherwise; background processes it started are stopped when it ends.`,
+    description: `Runs a shell command (/bin/sh -c) in the workspace folder and returns its combined output and exit code. Killed after ${Math.round(defaultTimeout / 1000)} s unless timeoutSeconds says otherwise; background processes it started are stopped when it ends.${sandboxed ? " It runs in a sandbox: only the workspace is writable, and HOME is a temporary folder." : ""}`,
     parameters,
     risk: "exec",
     owner: "builtin",
+    ...(containment.kind === "none" && !options.allowUnsandboxed
+      ? { localOnly: `shell has no sandbox here (${containment.reason}); it is offered on the console only unless shell.allowUnsandboxed is true` }
+      : {}),
     hint: (args) => (args.command.length > 60 ? `${args.command.slice(0, 59)}…` : args.command).replace(/\s+/g, " "),
     async execute(args, ctx) {
       if (ctx.signal.aborted) return failed("cancelled before the command started");
       const cwd = await workspaceRoot(workspaceFor(ctx, options.workspace));
       const timeoutMs = Math.min(args.timeoutSeconds !== undefined ? args.timeoutSeconds * 1000 : defaultTimeout, maxTimeout);
-      return runCommand(args.command, { cwd, env: commandEnvironment(cwd, options.path), timeoutMs, maxOutput, signal: ctx.signal });
+      const run = { cwd, timeoutMs, maxOutput, signal: ctx.signal };
+      if (containment.kind === "bubblewrap") {
+        const env = commandEnvironment(SANDBOX_HOME, options.path ?? SANDBOX_PATH);
+        const argv = bubblewrapArgs({ workspace: cwd, env, hide: options.hidePaths }, ["/bin/sh", "-c", args.command]);
+        // bwrap's own environment is readable inside (/proc/1/environ): it gets only the command's.
+        return runCommand(containment.path, argv, { ...run, env });
+      }
+      const home = await mkdtemp(path.join(tmpdir(), "gatehouse-home-"));
+      try {
+        const env = commandEnvironment(home, options.path ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+        return await runCommand("/bin/sh", ["-c", args.command], { ...run, env });
+      } finally {
+        await rm(home, { recursive: true, force: true });
+      }
     },
   };
 }
@@ -79,13 +112,13 @@ interface RunOptions {
 /** After the group is killed, output still buffered in pipes gets this long to arrive. */
 const DRAIN_MS = 500;
 
-function runCommand(command: string, run: RunOptions): Promise<ToolResult> {
+function runCommand(file: string, argv: string[], run: RunOptions): Promise<ToolResult> {
   return new Promise((resolve) => {
     const output = new HeadTailBuffer(run.maxOutput);
-    const child = spawn("/bin/sh", ["-c", command], {
+    const child = spawn(file, argv, {
       cwd: run.cwd,
       env: run.env,
-      detached: true, // its own process group, so kill(-pid) reaches every descendant
+      detached: true, // its own process group, so kill(-pid) reaches every descendant (and bwrap, whose death ends its sandbox)
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stopped: "timeout" | "cancelled" | undefined;
@@ -117,7 +150,7 @@ function runCommand(command: string, run: RunOptions): Promise<ToolResult> {
       run.signal.removeEventListener("abort", onAbort);
       killGroup(); // leftovers running in the background must not outlive the call
       const text = output.toString();
-      if (spawnError) return resolve(failed(`could not start /bin/sh: ${spawnError.message}`));
+      if (spawnError) return resolve(failed(`could not start ${file}: ${spawnError.message}`));
       if (stopped === "timeout") {
         return resolve(failed(`timed out after ${run.timeoutMs / 1000} s; the command was killed`, withStatus(text, "killed: timeout")));
       }

@@ -1,12 +1,13 @@
 /**
  * `write_file`: creates, overwrites or appends to a text file in the workspace, creating
- * missing parent folders (inside the workspace only).
+ * missing parent folders (inside the workspace only). The file is opened once, each folder on the
+ * way relative to the one before (see workspace-file.ts), and refused unless it is a regular file
+ * with a single link; only then is it emptied and written.
  */
-import { appendFile, mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { z } from "zod";
 import type { Tool } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
+import { openWorkspaceFile } from "../workspace-file.ts";
 import { resolveWorkspacePath, workspaceFor } from "../workspace-path.ts";
 import { fileErrorResult } from "./file-errors.ts";
 
@@ -50,18 +51,19 @@ export function writeFileTool(options: WriteFileOptions = {}): Tool<WriteFileArg
     async execute(args, ctx) {
       const bytes = Buffer.byteLength(args.content);
       if (bytes > maxBytes) return failed(`content is ${bytes} bytes; write_file accepts at most ${maxBytes} per call (append in parts)`);
+      let file: Awaited<ReturnType<typeof openWorkspaceFile>> | undefined;
       try {
         const workspace = workspaceFor(ctx, options.workspace);
         const target = await resolveWorkspacePath(workspace, args.path);
         if (target.relative === ".") return failed("a file path is needed, not the workspace folder itself");
-        await mkdir(path.dirname(target.absolute), { recursive: true });
-        // Folders created above may have raced with a new link; check the real location again.
-        const settled = await resolveWorkspacePath(workspace, args.path);
-        if (args.append) await appendFile(settled.absolute, args.content);
-        else await writeFile(settled.absolute, args.content, { signal: ctx.signal });
-        return succeeded(`${args.append ? "appended" : "wrote"} ${bytes} bytes to ${settled.relative}`);
+        file = await openWorkspaceFile(workspace, args.path, args.append ? "append" : "write");
+        if (args.append) await file.handle.appendFile(args.content);
+        else await file.handle.writeFile(args.content, { signal: ctx.signal });
+        return succeeded(`${args.append ? "appended" : "wrote"} ${bytes} bytes to ${file.relative}`);
       } catch (err) {
         return fileErrorResult(err, args.path);
+      } finally {
+        await file?.handle.close();
       }
     },
   };

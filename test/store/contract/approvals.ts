@@ -124,9 +124,13 @@ export function describeApprovalsContract(harness: StoreHarness): void {
       await store.rememberAlways("slack:C1", "shell", 1);
       await store.rememberAlways("slack:C1", "http", 1);
       await store.rememberAlways("slack:C2", "shell", 1);
+      await store.rememberAlways("slack:C1|sender:slack:U1", "shell", 1);
+      await store.rememberAlways("slack:C10|sender:slack:U1", "shell", 1);
       await store.forgetAlways("slack:C1");
       expect(await store.hasAlways("slack:C1", "shell")).toBe(false);
       expect(await store.hasAlways("slack:C1", "http")).toBe(false);
+      expect(await store.hasAlways("slack:C1|sender:slack:U1", "shell")).toBe(false);
+      expect(await store.hasAlways("slack:C10|sender:slack:U1", "shell")).toBe(true);
       expect(await store.hasAlways("slack:C2", "shell")).toBe(true);
       await store.close();
     });
