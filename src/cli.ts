@@ -1,5 +1,5 @@
 /**
- * The `gatehouse` command: start, doctor, status, logs, explain, receipts verify.
+ * The `gatehouse` command: start, doctor, status, logs, explain, receipts verify, store copy.
  * The CLI's own output goes to stdout/stderr; configuration errors are printed without a stack trace.
  */
 import { ConfigError } from "./config/load.ts";
@@ -9,6 +9,7 @@ import { runReceipts } from "./cli/receipts.ts";
 import { runDoctor } from "./cli/doctor.ts";
 import { runStatus } from "./cli/status.ts";
 import { runLogs } from "./cli/logs.ts";
+import { runStore } from "./cli/store-copy.ts";
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -22,6 +23,9 @@ Commands:
                                 which tools are offered to whom, and which rule decided
   receipts verify <receipt> --tool NAME --args JSON --output-file FILE
                                 check a tool-execution receipt
+  store copy --from DIR [--to URL] [--force]
+                                copy the SQLite store into PostgreSQL (DATABASE_URL),
+                                for several replicas
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -33,6 +37,7 @@ const COMMANDS: Record<string, Command> = {
   doctor: (argv) => runDoctor(argv),
   status: (argv) => runStatus(argv),
   logs: (argv) => runLogs(argv),
+  store: (argv) => runStore(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -45,6 +45,20 @@ export const PG = {
   lastMessages: `
     SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
     WHERE s.key = $1 ORDER BY m.id DESC LIMIT $2`,
+  // Like appendHistory, one statement: the messages are inserted only when the session row was.
+  // A data-modifying WITH runs to completion whether or not the outer query reads it.
+  importSession: `
+    WITH session AS (
+      INSERT INTO sessions (key, generation, created_at, updated_at) VALUES ($1, 1, $2, $3)
+      ON CONFLICT (key) DO NOTHING
+      RETURNING key, generation
+    ), history AS (
+      INSERT INTO messages (session_key, generation, at, body)
+      SELECT session.key, session.generation, $3::bigint, m.body
+      FROM session, unnest($4::text[]) WITH ORDINALITY AS m(body, n)
+      ORDER BY m.n
+    )
+    SELECT count(*) AS created FROM session`,
   resetSession: `UPDATE sessions SET generation = generation + 1, updated_at = $2 WHERE key = $1`,
   // LIMIT NULL is LIMIT ALL.
   listSessions: `
@@ -81,6 +95,7 @@ export const PG = {
     ON CONFLICT (scope, tool) DO NOTHING`,
   hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $1 AND tool = $2`,
   forgetAlways: `DELETE FROM always_rules WHERE scope = $1 OR left(scope, length($1) + 1) = $1 || '|'`,
+  listAlwaysRules: `SELECT scope, tool, created_at FROM always_rules ORDER BY scope COLLATE "C", tool COLLATE "C"`,
 
   insertAudit: insertInto("audit", AUDIT_COLUMNS),
   // The newest N matching entries; the caller puts them back in time order. A NULL filter matches
@@ -91,6 +106,7 @@ export const PG = {
 
   insertReceipt: `${insertInto("receipts", RECEIPT_COLUMNS)} ON CONFLICT (id) DO NOTHING`,
   getReceipt: `SELECT * FROM receipts WHERE id = $1`,
+  listReceipts: `SELECT * FROM receipts ORDER BY at, id COLLATE "C"`,
 
   saveTurn: `
     INSERT INTO turns (turn_id, session_key, channel, trace_id, version, waiting_approval_id, updated_at, body)

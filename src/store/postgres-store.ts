@@ -17,7 +17,7 @@ import {
   turnFromRow, type ApprovalRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import type {
-  ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
+  AlwaysRule, ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
 } from "./store.ts";
 
 /** Where the PostgreSQL store lives and how it connects. */
@@ -137,6 +137,13 @@ class PostgresStore implements Store {
     return rows.reverse().map((row) => decodeMessage(row.body));
   }
 
+  async importSession(session: Omit<SessionInfo, "messageCount">, messages: ChatMessage[]): Promise<void> {
+    const [row] = await this.#rows<{ created: number }>(PG.importSession, [
+      session.key, session.createdAt, session.updatedAt, messages.map(encodeMessage),
+    ]);
+    if (row?.created !== 1) throw new Error(`A session with key ${session.key} is already stored.`);
+  }
+
   async resetSession(sessionKey: string): Promise<void> {
     await this.#run(PG.resetSession, [sessionKey, this.#now()]);
   }
@@ -202,6 +209,11 @@ class PostgresStore implements Store {
     await this.#run(PG.forgetAlways, [scope]);
   }
 
+  async listAlwaysRules(): Promise<AlwaysRule[]> {
+    const rows = await this.#rows<{ scope: string; tool: string; created_at: number }>(PG.listAlwaysRules);
+    return rows.map((r) => ({ scope: r.scope, tool: r.tool, createdAt: r.created_at }));
+  }
+
   async appendAudit(entry: AuditEntry): Promise<void> {
     await this.#run(PG.insertAudit, valuesOf(auditParams(entry), AUDIT_COLUMNS));
   }
@@ -223,6 +235,10 @@ class PostgresStore implements Store {
   async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
     const [row] = await this.#rows<ReceiptRow>(PG.getReceipt, [id]);
     return row ? receiptFromRow(row) : undefined;
+  }
+
+  async listReceipts(): Promise<ReceiptRecord[]> {
+    return (await this.#rows<ReceiptRow>(PG.listReceipts)).map(receiptFromRow);
   }
 
   async saveTurn(turn: StoredTurn): Promise<void> {

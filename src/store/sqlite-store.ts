@@ -15,7 +15,7 @@ import {
 } from "./rows.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 import type {
-  ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
+  AlwaysRule, ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
 } from "./store.ts";
 
 /** Where the store lives: a data folder (the file is created inside it), or memory for tests. */
@@ -104,6 +104,16 @@ class SqliteStore implements Store {
     return rows.reverse().map((row) => decodeMessage(row.body));
   }
 
+  async importSession(session: Omit<SessionInfo, "messageCount">, messages: ChatMessage[]): Promise<void> {
+    this.#transaction(() => {
+      const created = this.#q.importSession.run({ key: session.key, created_at: session.createdAt, updated_at: session.updatedAt });
+      if (created.changes !== 1) throw new Error(`A session with key ${session.key} is already stored.`);
+      for (const message of messages) {
+        this.#q.insertMessage.run({ session_key: session.key, generation: 1, at: session.updatedAt, body: encodeMessage(message) });
+      }
+    });
+  }
+
   async resetSession(sessionKey: string): Promise<void> {
     this.#q.resetSession.run({ key: sessionKey, at: this.#now() });
   }
@@ -170,6 +180,11 @@ class SqliteStore implements Store {
     return this.#q.hasAlways.get({ scope, tool }) !== undefined;
   }
 
+  async listAlwaysRules(): Promise<AlwaysRule[]> {
+    const rows = this.#q.listAlwaysRules.all() as { scope: string; tool: string; created_at: number }[];
+    return rows.map((r) => ({ scope: r.scope, tool: r.tool, createdAt: r.created_at }));
+  }
+
   async appendAudit(entry: AuditEntry): Promise<void> {
     this.#q.insertAudit.run(auditParams(entry));
   }
@@ -200,6 +215,10 @@ class SqliteStore implements Store {
   async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
     const row = this.#q.getReceipt.get({ id }) as ReceiptRow | undefined;
     return row ? receiptFromRow(row) : undefined;
+  }
+
+  async listReceipts(): Promise<ReceiptRecord[]> {
+    return (this.#q.listReceipts.all() as unknown as ReceiptRow[]).map(receiptFromRow);
   }
 
   async saveTurn(turn: StoredTurn): Promise<void> {

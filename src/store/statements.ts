@@ -14,6 +14,9 @@ const SQL = {
   lastMessages: `
     SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
     WHERE s.key = $key ORDER BY m.id DESC LIMIT $limit`,
+  importSession: `
+    INSERT INTO sessions (key, generation, created_at, updated_at) VALUES ($key, 1, $created_at, $updated_at)
+    ON CONFLICT (key) DO NOTHING`,
   resetSession: `
     UPDATE sessions SET generation = generation + 1, updated_at = $at WHERE key = $key`,
   listSessions: `
@@ -51,6 +54,7 @@ const SQL = {
     ON CONFLICT (scope, tool) DO NOTHING`,
   hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $scope AND tool = $tool`,
   forgetAlways: `DELETE FROM always_rules WHERE scope = $scope OR substr(scope, 1, length($scope) + 1) = $scope || '|'`,
+  listAlwaysRules: `SELECT scope, tool, created_at FROM always_rules ORDER BY scope, tool`,
 
   insertAudit: `
     INSERT INTO audit (at, kind, trace_id, session_key, channel, tool, args_hash, actor_id, actor_name,
@@ -69,6 +73,7 @@ const SQL = {
     VALUES ($id, $at, $session_key, $call_id, $tool, $args_canonical, $output_hash, $mac)
     ON CONFLICT (id) DO NOTHING`,
   getReceipt: `SELECT * FROM receipts WHERE id = $id`,
+  listReceipts: `SELECT * FROM receipts ORDER BY at, id`,
 
   saveTurn: `
     INSERT INTO turns (turn_id, session_key, channel, trace_id, version, waiting_approval_id, updated_at, body)

@@ -74,6 +74,13 @@ export interface SessionInfo {
   messageCount: number;
 }
 
+/** A remembered "always" decision: `tool` runs without asking within `scope`. */
+export interface AlwaysRule {
+  scope: string;
+  tool: string;
+  createdAt: number;
+}
+
 /**
  * A turn in progress, as the store keeps it: the engine's versioned record (`body`, JSON it owns)
  * and the columns needed to find it. Saved at every step boundary and while the turn is parked.
@@ -94,11 +101,16 @@ export interface StoredTurn {
 export interface Store {
   /** Appends messages to a session's current history (creating the session). */
   appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void>;
-  /** The last `limit` messages of a session's current history, oldest first. */
+  /** The last `limit` messages of a session's current history, oldest first (all of it for Number.MAX_SAFE_INTEGER). */
   loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]>;
   /** Starts a fresh history for the session (`/new`); the old one is kept but no longer loaded. */
   resetSession(sessionKey: string): Promise<void>;
   listSessions(limit?: number): Promise<SessionInfo[]>;
+  /**
+   * Creates a session with its times and current history, as another store held it (copying a
+   * store). Each message is stamped with `updatedAt`. Throws when the session is already stored.
+   */
+  importSession(session: Omit<SessionInfo, "messageCount">, messages: ChatMessage[]): Promise<void>;
 
   /** Records an inbound event id; true when it was not seen within its TTL (i.e. handle it). */
   markSeen(channel: string, eventId: string, ttlMs: number, now?: number): Promise<boolean>;
@@ -118,15 +130,21 @@ export interface Store {
   /** Remembers an "always" decision for a tool within a scope (conversation or sender). */
   rememberAlways(scope: string, tool: string, at: number): Promise<void>;
   hasAlways(scope: string, tool: string): Promise<boolean>;
-  /** Forgets every "always" decision of a scope (a session started afresh with `/new`). */
-  /** Also forgets the narrower scopes within it (`<scope>|sender:…`: one person's Always in that thread). */
+  /**
+   * Forgets every "always" decision of a scope (a session started afresh with `/new`), and of the
+   * narrower scopes within it (`<scope>|sender:…`: one person's Always in that thread).
+   */
   forgetAlways(scope: string): Promise<void>;
+  /** Every remembered "always" decision, by scope and then tool. */
+  listAlwaysRules(): Promise<AlwaysRule[]>;
 
   appendAudit(entry: AuditEntry): Promise<void>;
   listAudit(filter?: { sessionKey?: string; kind?: string; limit?: number }): Promise<AuditEntry[]>;
 
   saveReceipt(receipt: ReceiptRecord): Promise<void>;
   getReceipt(id: string): Promise<ReceiptRecord | undefined>;
+  /** Every receipt, oldest first. */
+  listReceipts(): Promise<ReceiptRecord[]>;
 
   /** Saves (or replaces) a turn's record. */
   saveTurn(turn: StoredTurn): Promise<void>;

@@ -119,6 +119,23 @@ export function describeApprovalsContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("are listed by scope and then tool, byte for byte, each with when it was first given", async () => {
+      const store = await openFresh(harness);
+      expect(await store.listAlwaysRules()).toEqual([]);
+      await store.rememberAlways("slack:C1", "shell", 1_700_000_000_000);
+      await store.rememberAlways("slack:C1", "shell", 1_700_000_009_000);
+      await store.rememberAlways("slack:C1", "http", 2);
+      await store.rememberAlways("Slack:C1", "shell", 3);
+      await store.rememberAlways("discord:9", "write_file", 4);
+      await store.forgetAlways("discord:9");
+      expect(await store.listAlwaysRules()).toEqual([
+        { scope: "Slack:C1", tool: "shell", createdAt: 3 },
+        { scope: "slack:C1", tool: "http", createdAt: 2 },
+        { scope: "slack:C1", tool: "shell", createdAt: 1_700_000_000_000 },
+      ]);
+      await store.close();
+    });
+
     it("are forgotten for a whole scope, and only that scope", async () => {
       const store = await openFresh(harness);
       await store.rememberAlways("slack:C1", "shell", 1);

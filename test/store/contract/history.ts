@@ -112,6 +112,48 @@ export function describeHistoryContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("loads the whole current history when the limit is Number.MAX_SAFE_INTEGER", async () => {
+      const store = await openFresh(harness);
+      await store.appendHistory("s", Array.from({ length: 30 }, (_, i) => user(`m${i}`)));
+      const all = await store.loadHistory("s", Number.MAX_SAFE_INTEGER);
+      expect(all.map((m) => m.content)).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
+      await store.close();
+    });
+
+    it("imports a session with its own times and history, which then loads and grows like any other", async () => {
+      const location = await harness.freshLocation();
+      const store = await harness.open(location, { now: () => 9_000 });
+      const history: ChatMessage[] = [
+        user("deploy please"),
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "shell", arguments: '{"command":"make deploy"}' } }] },
+        { role: "tool", tool_call_id: "c1", content: "done" },
+      ];
+      await store.importSession({ key: "slack:C1:171.2", createdAt: 1_700_000_000_000, updatedAt: 1_700_000_500_000 }, history);
+      await store.importSession({ key: "telegram:7", createdAt: 2_000, updatedAt: 3_000 }, []);
+      await store.close();
+
+      const reopened = await harness.open(location, { now: () => 9_000 });
+      expect(await reopened.listSessions()).toEqual([
+        { key: "slack:C1:171.2", createdAt: 1_700_000_000_000, updatedAt: 1_700_000_500_000, messageCount: 3 },
+        { key: "telegram:7", createdAt: 2_000, updatedAt: 3_000, messageCount: 0 },
+      ]);
+      expect(await reopened.loadHistory("slack:C1:171.2", 50)).toEqual(history);
+      await reopened.appendHistory("slack:C1:171.2", [user("thanks")]);
+      expect((await reopened.loadHistory("slack:C1:171.2", 50)).map((m) => m.content)).toEqual(["deploy please", null, "done", "thanks"]);
+      await reopened.close();
+    });
+
+    it("refuses to import a session that is already stored, and leaves it as it was", async () => {
+      const store = await openFresh(harness, { now: () => 1_000 });
+      await store.appendHistory("s", [user("mine")]);
+      await expect(store.importSession({ key: "s", createdAt: 5, updatedAt: 6 }, [user("theirs")])).rejects.toThrow(
+        /session with key s is already stored/,
+      );
+      expect(await store.loadHistory("s", 50)).toEqual([user("mine")]);
+      expect(await store.listSessions()).toEqual([{ key: "s", createdAt: 1_000, updatedAt: 1_000, messageCount: 1 }]);
+      await store.close();
+    });
+
     it("keeps timestamps beyond 32 bits exactly", async () => {
       const store = await openFresh(harness, { now: () => 1_799_999_999_999 });
       await store.appendHistory("s", [user("late")]);

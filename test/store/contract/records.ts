@@ -57,6 +57,18 @@ export function describeRecordsContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("lists every receipt oldest first", async () => {
+      const store = await openFresh(harness);
+      expect(await store.listReceipts()).toEqual([]);
+      const later = { ...receipt, id: "r-0", at: receipt.at + 1 };
+      const sameMoment = { ...receipt, id: "r-2" };
+      await store.saveReceipt(later);
+      await store.saveReceipt(sameMoment);
+      await store.saveReceipt(receipt);
+      expect(await store.listReceipts()).toEqual([receipt, sameMoment, later]);
+      await store.close();
+    });
+
     it("refuses to overwrite a receipt with a different one under the same id", async () => {
       const store = await openFresh(harness);
       await store.saveReceipt(receipt);
