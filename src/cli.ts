@@ -10,6 +10,7 @@ import { runDoctor } from "./cli/doctor.ts";
 import { runStatus } from "./cli/status.ts";
 import { runLogs } from "./cli/logs.ts";
 import { runStore } from "./cli/store-copy.ts";
+import { runSchedules } from "./cli/schedules.ts";
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -26,6 +27,8 @@ Commands:
   store copy --from DIR [--to URL] [--force]
                                 copy the SQLite store into PostgreSQL (DATABASE_URL),
                                 for several replicas
+  schedules [list] | schedules run NAME
+                                scheduled tasks with their next and last run; run one now
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -38,6 +41,7 @@ const COMMANDS: Record<string, Command> = {
   status: (argv) => runStatus(argv),
   logs: (argv) => runLogs(argv),
   store: (argv) => runStore(argv),
+  schedules: (argv) => runSchedules(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -65,6 +65,10 @@ export const IngressEnvelopeSchema = z.object({
   capabilities: ChannelCapabilitiesSchema,
   /** Set by the gateway when the envelope enters; carried by every log line of its turn. */
   traceId: z.string().optional(),
+  /** A turn nobody typed: a schedule's tick or an API call (no person to ask, unless `approvalTarget`). */
+  origin: z.object({ kind: z.enum(["schedule", "api"]), name: z.string().min(1) }).optional(),
+  /** Where approval cards go when not in the reply's thread (a schedule's `approvalsTo`). */
+  approvalTarget: ReplyTargetSchema.optional(),
 });
 export type IngressEnvelope = z.infer<typeof IngressEnvelopeSchema>;
 export type IngressEnvelopeInput = z.input<typeof IngressEnvelopeSchema>;

@@ -27,6 +27,7 @@ import { Delivery } from "./delivery/delivery.ts";
 import { PendingApprovals } from "./approval/pending-approvals.ts";
 import { approvalManagerFor } from "./approval/choose-manager.ts";
 import { Gateway } from "./gateway/gateway.ts";
+import { Scheduler } from "./gateway/scheduler.ts";
 import { leasedChannel, type LeasedChannel } from "./gateway/leased-channel.ts";
 import { pruneSpilledOutput } from "./engine/record.ts";
 import type { ResolvedExecution, ToolActivation } from "./engine/types.ts";
@@ -214,6 +215,14 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   void gateway.reportUnfinished().then((told) => {
     if (told) log.warn({ told }, "messages left unanswered by the previous process were reported to their senders");
   });
+  const scheduler = config.schedules.length
+    ? new Scheduler({
+        schedules: config.schedules, store, log: log.child({ component: "scheduler" }), observer,
+        run: (env) => gateway.task(env),
+        capabilitiesOf: (channel) => adapters.find((a) => a.channel === channel)?.capabilities,
+      })
+    : undefined;
+  await scheduler?.start();
   const stopWatching = watchChannelHealth(started, log, options.onChannelFailed);
   status.started({
     channels: adapters.map((a) => a.channel),
@@ -229,6 +238,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     stop() {
       stopping ??= (async () => {
         stopWatching();
+        scheduler?.stop();
         log.info("shutting down");
         await gateway.close(config.gateway.shutdownGraceMs);
         approvals.close();

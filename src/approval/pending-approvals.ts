@@ -107,10 +107,17 @@ export class PendingApprovals {
     const now = Date.now();
     const id = randomBytes(9).toString("base64url");
     const admins = this.options.admins(req.channel).filter((a) => a !== req.requester.id);
+    const selfApprove = req.requesterMayApprove !== false;
+    if (!selfApprove && admins.length === 0) {
+      return {
+        outcome: "unavailable", source: "non-interactive",
+        reason: `nobody may approve it: list approvers in approval.approvers.${req.channel}`,
+      };
+    }
     const record: PendingApprovalRecord = {
       id, sessionKey: req.sessionKey, turnId: req.turnId, callId: req.callId, tool: req.tool, argsHash: req.argsHash,
       argsSummary: req.argsSummary, channel: req.channel, requesterId: req.requester.id, requesterName: req.requester.name,
-      approvers: [req.requester.id, ...admins], target: req.target, createdAt: now, expiresAt: now + timeoutMs, state: "pending",
+      approvers: selfApprove ? [req.requester.id, ...admins] : admins, target: req.target, createdAt: now, expiresAt: now + timeoutMs, state: "pending",
       allowAlways: req.allowAlways !== false,
     };
     await store.createApproval(record);
@@ -213,7 +220,8 @@ export class PendingApprovals {
         at: now, kind: "approval.click_refused", sessionKey: record.sessionKey, channel: record.channel, tool: record.tool,
         argsHash: record.argsHash, actorId: click.actor.id, actorName: click.actor.name, source: "backchannel", outcome: "not-allowed",
       });
-      const allowed = [record.requesterName ?? record.requesterId, ...record.approvers.filter((a) => a !== record.requesterId)];
+      const asked = record.approvers.includes(record.requesterId) ? [record.requesterName ?? record.requesterId] : [];
+      const allowed = [...asked, ...record.approvers.filter((a) => a !== record.requesterId)];
       return { status: "not-allowed", message: `You may not approve this. Only ${allowed.join(", ")} may decide.` };
     }
     const state = click.choice === "approve" ? "approved" : click.choice === "always" ? "always" : "denied";
@@ -296,9 +304,10 @@ export class PendingApprovals {
 function cardOf(record: PendingApprovalRecord): ApprovalCard {
   const admins = record.approvers.filter((a) => a !== record.requesterId);
   const requester = { id: record.requesterId, name: record.requesterName };
+  const asked = record.approvers.includes(record.requesterId) ? [`${who(requester)} (who asked)`] : [];
   return {
     approvalId: record.id, tool: record.tool, argsSummary: record.argsSummary, requester,
-    approvers: [`${who(requester)} (who asked)`, ...admins], expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
+    approvers: [...asked, ...admins], expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
   };
 }
 

@@ -22,6 +22,8 @@ export interface ApprovalRequest {
   signal: AbortSignal;
   /** False when the tool always asks (approval.alwaysAsk): an "Always" answer then counts as one approval. */
   allowAlways?: boolean;
+  /** False when the requester is no person (a schedule, an API call): only the configured approvers decide. */
+  requesterMayApprove?: boolean;
 }
 
 /** Where a decision came from, as written to the audit log. */

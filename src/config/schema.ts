@@ -11,6 +11,7 @@ import {
   ToolPolicyConfigSchema,
 } from "../policy/schema.ts";
 import { McpConfigSchema } from "../tools/mcp/schema.ts";
+import { SchedulesSchema } from "./schedules.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -143,6 +144,7 @@ export const ConfigSchema = z.strictObject({
   slack: SlackConfigSchema.prefault({}),
   discord: DiscordConfigSchema.prefault({}),
   telegram: TelegramConfigSchema.prefault({}),
+  schedules: SchedulesSchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

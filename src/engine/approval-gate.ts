@@ -38,6 +38,13 @@ export function alwaysScope(exec: ResolvedExecution, state: TurnState): string {
   }
 }
 
+/** Why no one can be asked where this message came from. */
+function noOneToAsk(env: TurnState["envelope"]): string {
+  if (env.origin?.kind === "schedule") return `nobody watches the scheduled task "${env.origin.name}"; give it approvalsTo to ask someone`;
+  if (env.origin?.kind === "api") return `nobody watches the API call "${env.origin.name}"; give it approvalsTo to ask someone`;
+  return "buttons cannot be shown where this message came from";
+}
+
 /**
  * Whether an "Always" answer is remembered for calls that needed a person under `rule`: not for a
  * tool that always asks, nor for a hook's requirement (a hook asks every time, whatever was remembered).
@@ -102,13 +109,15 @@ export async function passApprovalGate(
   // A channel that can show buttons may still receive a message from a place that cannot (the envelope says).
   const manager =
     exec.approvals.kind === "backchannel" && !env.capabilities.inlineApproval
-      ? createNonInteractiveApprovals("buttons cannot be shown where this message came from")
+      ? createNonInteractiveApprovals(noOneToAsk(env))
       : exec.approvals;
   const answer = await manager.request({
     turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
     args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
-    conversationId: env.conversation.id, requester: env.sender, target: env.replyTo, signal: state.signal,
+    conversationId: env.conversation.id, requester: env.sender, target: env.approvalTarget ?? env.replyTo, signal: state.signal,
     allowAlways: alwaysIsRemembered(requirement.rule),
+    // A schedule or an API call is nobody: only the configured approvers may decide its calls.
+    requesterMayApprove: env.origin === undefined,
   });
   if (answer.outcome === "waiting") return { kind: "waiting", approvalId: answer.approvalId, expiresAt: answer.expiresAt };
   return { kind: "outcome", outcome: await applyDecision(exec, state, call, requirement.rule, answer) };

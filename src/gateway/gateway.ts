@@ -104,7 +104,21 @@ export class Gateway {
 
   /** Accepts (or refuses) one inbound message; resolves before the turn runs. Never rejects. */
   async message(input: IngressEnvelope): Promise<void> {
-    const env: IngressEnvelope = { ...input, traceId: input.traceId ?? newTraceId() };
+    // What a platform sends never claims to be a schedule's or the API's.
+    const { origin: _origin, approvalTarget: _target, ...fromPlatform } = input;
+    return this.admit({ ...fromPlatform, traceId: input.traceId ?? newTraceId() });
+  }
+
+  /**
+   * Runs a turn nobody typed (a schedule's tick, an API call): the same path as a message, without the
+   * platform's access lists and mention gate (the config named the task); dedupe by `env.id` keeps a
+   * tick from running twice across replicas.
+   */
+  async task(input: IngressEnvelope): Promise<void> {
+    return this.admit({ ...input, traceId: input.traceId ?? newTraceId() });
+  }
+
+  private async admit(env: IngressEnvelope): Promise<void> {
     try {
       await this.accept(env);
     } catch (err) {
@@ -132,7 +146,7 @@ export class Gateway {
       !addressed &&
       env.conversation.threadId !== undefined &&
       (this.lanes.busy(sessionKey) || (await this.o.store.loadHistory(sessionKey, 1)).length > 0);
-    const access = this.access.check(env, runtime.access, Date.now(), knownThread);
+    const access = env.origin ? ({ verdict: "allowed" } as const) : this.access.check(env, runtime.access, Date.now(), knownThread);
     if (access.verdict === "not-addressed") return ev("access.not_addressed");
     if (access.verdict === "refused") {
       ev("access.refused", { reason: access.reason, told: access.tell });

@@ -42,13 +42,13 @@ interface Replica {
 }
 
 /** Starts `n` replicas as `npm start` does, on one fresh database, each with its own data folder and port. */
-async function replicas(n: number): Promise<Replica[]> {
+async function replicas(n: number, extraConfig: Record<string, unknown> = {}): Promise<Replica[]> {
   const databaseUrl = await pgServer.createDatabase();
   slack = await startSlackEmulator();
   slack.world.channels.add(CHANNEL);
   shared = mkdtempSync(path.join(tmpdir(), "gh-replicas-"));
   const config = path.join(shared, "gatehouse.json");
-  writeFileSync(config, JSON.stringify({ gateway: { leaseTtlMs: 2000 } }));
+  writeFileSync(config, JSON.stringify({ gateway: { leaseTtlMs: 2000 }, ...extraConfig }));
   const started: Replica[] = [];
   for (let i = 0; i < n; i++) {
     const port = await freePort();
@@ -197,5 +197,19 @@ describe("several replicas on one PostgreSQL database", () => {
     const posted = await discord.userPosts({ channelId: discord.textChannelId, userId: user, content: `<@${discord.bot.id}> are you still there` });
     const answers = () => discord!.messages(posted.id).filter((m) => m.author.id === discord!.bot.id).map((m) => m.content);
     await waitUntil(() => expect(answers().join("\n")).toMatch(/answer to: .*are you still there/), { timeout: 15_000 });
+  });
+
+  it("runs each tick of a schedule once, however many replicas run", async () => {
+    model = await startOpenAIEmulator();
+    model.setFallback(() => ({ text: "tick report" }));
+    const pair = await replicas(2, { schedules: [{ name: "pulse", cron: "*/2 * * * * *", prompt: "pulse check", deliverTo: `slack:${CHANNEL}` }] });
+    await new Promise((r) => setTimeout(r, 7000));
+    const reports = slack.world.messages.filter((m) => m.channel === CHANNEL && m.user === slack.botUserId && /tick report/.test(m.text));
+    expect(reports.length).toBeGreaterThanOrEqual(2);
+    expect(model.requests.length).toBe(reports.length);
+    // Ticks are 2 s apart: two answers closer than that would be one tick answered twice.
+    const times = reports.map((m) => Number(m.ts) * 1000).sort((x, y) => x - y);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThan(1000);
+    expect(pair.map((r) => r.bot.output()).join("\n")).toMatch(/"event":"dedupe\.dropped"/);
   });
 });

@@ -38,6 +38,8 @@ export interface Backoff {
 
 /** The delays the issue asks for: 1s, doubling, at most 30s. */
 export const DEFAULT_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 30_000 };
+/** The least time a server gets to start and list its tools, whatever its per-call timeout. */
+const MIN_START_TIMEOUT_MS = 15_000;
 
 const STDERR_LINES_KEPT = 5;
 
@@ -166,8 +168,10 @@ export class McpServerConnection {
     const { transport, exitStatus } = createServerTransport(this.config, (text) => this.#keepStderr(text));
     this.#exitStatus = exitStatus;
     try {
-      await client.connect(transport, { timeout: this.config.timeoutMs });
-      const tools = await listAllTools(client, this.config.timeoutMs);
+      // Starting a server (an npx download, a cold process) may take longer than one call may.
+      const startTimeout = Math.max(this.config.timeoutMs, MIN_START_TIMEOUT_MS);
+      await client.connect(transport, { timeout: startTimeout });
+      const tools = await listAllTools(client, startTimeout);
       if (this.#closed || client !== this.#client) return;
       this.#setListing(tools);
       this.state = "connected";

@@ -1,0 +1,199 @@
+/**
+ * Scheduled tasks: at each tick of a schedule's cron expression the bot runs a turn with its prompt,
+ * as a message from `schedule:<name>` in the `deliverTo` conversation (its own session there, so
+ * yesterday's report is in today's context), through the gateway like any message. A tick runs
+ * once however many replicas run: its id (`<name>@<tick time>`) goes through the inbound dedupe in
+ * the shared store. A tick missed while the bot was down runs at start when it is less than one
+ * period late; an older one is logged as skipped. `gatehouse schedules run <name>` asks for a run
+ * now through the store, which every replica checks every few seconds.
+ */
+import { randomBytes } from "node:crypto";
+import { Cron } from "croner";
+import type { Logger } from "pino";
+import { parseConversationRef, type ScheduleConfig } from "../config/schedules.ts";
+import { parseEnvelope, type ChannelCapabilities, type IngressEnvelope, type ReplyTarget } from "../envelope.ts";
+import type { Observer } from "../observe/observer.ts";
+import type { Store } from "../store/store.ts";
+
+/** Store keys: when each schedule last ran and how it ended; and runs asked for by the CLI. */
+export const SCHEDULE_LAST = "schedule.last:";
+export const SCHEDULE_RUN_REQUEST = "schedule.run:";
+
+/** How long a tick id is remembered by the dedupe (a tick runs once in that window). */
+const TICK_DEDUPE_MS = 7 * 24 * 3600_000;
+const REQUEST_POLL_MS = 3000;
+
+export interface SchedulerOptions {
+  schedules: ScheduleConfig[];
+  store: Store;
+  log: Logger;
+  observer: Observer;
+  /** Hands a scheduled turn to the gateway (Gateway.task). */
+  run: (env: IngressEnvelope) => Promise<void>;
+  /** What a channel can do, when it runs in this process; undefined when it does not. */
+  capabilitiesOf: (channel: string) => ChannelCapabilities | undefined;
+}
+
+/** What `gatehouse status` shows of a schedule. */
+export interface ScheduleStatus {
+  name: string;
+  next?: string;
+  last?: { at: string; outcome: string };
+}
+
+/** The thread part of a schedule's session key: a session of its own in its conversation. */
+const sessionThread = (schedule: ScheduleConfig) => `schedule-${schedule.name}`;
+
+export class Scheduler {
+  private readonly o: SchedulerOptions;
+  private readonly jobs: Cron[] = [];
+  private poll?: NodeJS.Timeout;
+
+  /** Scheduled turns started here, by trace id, so their outcome can be recorded (bounded). */
+  private readonly inFlight = new Map<string, { name: string; at: string }>();
+
+  constructor(options: SchedulerOptions) {
+    this.o = options;
+    options.observer.listen((e) => {
+      if (typeof e.traceId !== "string" || !this.inFlight.has(e.traceId)) return;
+      const run = this.inFlight.get(e.traceId)!;
+      // Another replica took the tick, or the conversation was too busy: this one has nothing in flight.
+      if (e.event === "dedupe.dropped" || e.event === "lane.full" || e.event === "turn.skipped") this.inFlight.delete(e.traceId);
+      if (e.event !== "turn.finish") return;
+      this.inFlight.delete(e.traceId);
+      void this.o.store.setValue(`${SCHEDULE_LAST}${run.name}`, JSON.stringify({ at: run.at, outcome: String(e.status) })).catch(() => {});
+    });
+  }
+
+  /** Arms every schedule whose channel runs here, and runs the ticks missed while the bot was down. */
+  async start(now = new Date()): Promise<void> {
+    for (const schedule of this.o.schedules) {
+      const { channel } = parseConversationRef(schedule.deliverTo);
+      if (!this.o.capabilitiesOf(channel)) {
+        this.o.log.warn({ schedule: schedule.name, channel }, "schedule not armed: its channel does not run here");
+        continue;
+      }
+      const job = new Cron(schedule.cron, { timezone: schedule.timezone, protect: true }, (self: Cron) => {
+        const tick = self.currentRun() ?? new Date();
+        void this.fire(schedule, tick, "tick");
+      });
+      this.jobs.push(job);
+      await this.catchUp(schedule, job, now);
+    }
+    const pollRequests = () => {
+      void this.runRequested().finally(() => {
+        this.poll = setTimeout(pollRequests, REQUEST_POLL_MS).unref();
+      });
+    };
+    this.poll = setTimeout(pollRequests, REQUEST_POLL_MS).unref();
+  }
+
+  stop(): void {
+    for (const job of this.jobs) job.stop();
+    this.jobs.length = 0;
+    clearTimeout(this.poll);
+  }
+
+  /** Next and last run of every schedule. */
+  async status(): Promise<ScheduleStatus[]> {
+    const out: ScheduleStatus[] = [];
+    for (const schedule of this.o.schedules) {
+      const next = new Cron(schedule.cron, { timezone: schedule.timezone, paused: true }).nextRun();
+      const last = await this.o.store.getValue(`${SCHEDULE_LAST}${schedule.name}`);
+      out.push({ name: schedule.name, next: next?.toISOString(), ...(last ? { last: JSON.parse(last) as ScheduleStatus["last"] } : {}) });
+    }
+    return out;
+  }
+
+  /** Runs a schedule now (a person asked for it); its id is new, so it never collides with a tick. */
+  async runNow(name: string): Promise<boolean> {
+    const schedule = this.o.schedules.find((s) => s.name === name);
+    if (!schedule) return false;
+    await this.fire(schedule, new Date(), `manual-${randomBytes(3).toString("hex")}`);
+    return true;
+  }
+
+  /** Runs the most recent tick missed while the bot was down, if it is less than one period late. */
+  private async catchUp(schedule: ScheduleConfig, job: Cron, now: Date): Promise<void> {
+    const [missed] = job.previousRuns(1, now);
+    const next = job.nextRun(now);
+    if (!missed || !next) return;
+    const last = await this.o.store.getValue(`${SCHEDULE_LAST}${schedule.name}`);
+    const lastAt = last ? Date.parse((JSON.parse(last) as { at: string }).at) : undefined;
+    if (lastAt === undefined || lastAt >= missed.getTime()) return; // never ran yet, or ran that tick
+    const period = next.getTime() - missed.getTime();
+    if (now.getTime() - missed.getTime() < period) {
+      this.o.log.info({ schedule: schedule.name, tick: missed.toISOString() }, "running a tick missed while the bot was down");
+      await this.fire(schedule, missed, "tick");
+    } else {
+      this.o.observer.emit({ event: "schedule.skipped", schedule: schedule.name, tick: missed.toISOString(), reason: "more than one period late" });
+    }
+  }
+
+  private async runRequested(): Promise<void> {
+    try {
+      for (const { key, value } of await this.o.store.listValues(SCHEDULE_RUN_REQUEST)) {
+        const name = key.slice(SCHEDULE_RUN_REQUEST.length);
+        const schedule = this.o.schedules.find((s) => s.name === name);
+        if (!schedule || !this.o.capabilitiesOf(parseConversationRef(schedule.deliverTo).channel)) continue;
+        // The request's own id makes one replica take it.
+        if (!(await this.o.store.markSeen("schedule", `request:${name}:${value}`, TICK_DEDUPE_MS))) continue;
+        await this.o.store.deleteValue(key);
+        await this.fire(schedule, new Date(), `manual-${value}`);
+      }
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message }, "schedule run requests could not be read");
+    }
+  }
+
+  private async fire(schedule: ScheduleConfig, tick: Date, kind: string): Promise<void> {
+    // A run still waiting (for an approval, say) is not stacked with more of the same, on any replica.
+    if (kind === "tick" && (await this.waiting(schedule))) {
+      this.o.observer.emit({ event: "schedule.skipped", schedule: schedule.name, tick: tick.toISOString(), reason: "the previous run is still waiting" });
+      return;
+    }
+    // Every replica computes the same tick id (to the second), so the shared dedupe lets one run it.
+    tick = new Date(Math.round(tick.getTime() / 1000) * 1000);
+    const id = kind === "tick" ? `${schedule.name}@${tick.toISOString()}` : `${schedule.name}@${kind}`;
+    const env = this.envelopeFor(schedule, id);
+    if (!env) return;
+    this.o.observer.emit({ event: "schedule.tick", traceId: env.traceId, schedule: schedule.name, tick: tick.toISOString(), id });
+    if (this.inFlight.size > 1000) this.inFlight.clear();
+    this.inFlight.set(env.traceId!, { name: schedule.name, at: tick.toISOString() });
+    await this.o.store.setValue(`${SCHEDULE_LAST}${schedule.name}`, JSON.stringify({ at: tick.toISOString(), outcome: "started" }));
+    await this.o.run(env).catch((err: Error) => this.o.log.error({ schedule: schedule.name, err: err.message }, "scheduled turn could not start"));
+  }
+
+  /** Whether the schedule's previous run is parked or saved mid-way (its session has a turn record). */
+  private async waiting(schedule: ScheduleConfig): Promise<boolean> {
+    const deliver = parseConversationRef(schedule.deliverTo);
+    const sessionKey = `${deliver.channel}:${deliver.conversationId}:${sessionThread(schedule)}`;
+    return (await this.o.store.listTurns()).some((t) => t.sessionKey === sessionKey);
+  }
+
+  private envelopeFor(schedule: ScheduleConfig, id: string): IngressEnvelope | undefined {
+    const deliver = parseConversationRef(schedule.deliverTo);
+    const capabilities = this.o.capabilitiesOf(deliver.channel);
+    if (!capabilities) return undefined;
+    const replyTo: ReplyTarget = { channel: deliver.channel, conversationId: deliver.conversationId, ...(deliver.threadId ? { threadId: deliver.threadId } : {}) };
+    const approvals = schedule.approvalsTo ? parseConversationRef(schedule.approvalsTo) : undefined;
+    return parseEnvelope({
+      id,
+      traceId: randomBytes(5).toString("hex"),
+      channel: deliver.channel,
+      // A session of its own in that conversation: the schedule's earlier runs are its context.
+      conversation: { id: deliver.conversationId, threadId: sessionThread(schedule), kind: "channel" },
+      sender: { id: `schedule:${schedule.name}`, name: `schedule ${schedule.name}`, isBot: false },
+      mentioned: true,
+      text: schedule.prompt,
+      replyTo,
+      receivedAt: Date.now(),
+      // Cards only where approvalsTo names a place to ask; otherwise the non-interactive path denies.
+      capabilities: { ...capabilities, inlineApproval: Boolean(approvals) && capabilities.inlineApproval },
+      origin: { kind: "schedule", name: schedule.name },
+      ...(approvals
+        ? { approvalTarget: { channel: approvals.channel, conversationId: approvals.conversationId, ...(approvals.threadId ? { threadId: approvals.threadId } : {}) } }
+        : {}),
+    });
+  }
+}
