@@ -64,13 +64,12 @@ export async function requirementOf(
 ): Promise<{ requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string }> {
   if (hookRequired) return { requirement: "prompt", rule: HOOK_RULE };
   const env = state.envelope;
+  const subject = { channel: env.channel, senderId: env.sender.id, conversationId: env.conversation.id };
+  // A remembered "Always" can only matter for a call that would ask: the store is read only then.
+  const unremembered = approvalRequirement(exec.policy.approval, tool, subject, false);
+  if (unremembered.requirement !== "prompt") return unremembered;
   const remembered = await exec.store.hasAlways(alwaysScope(exec, state), tool.name);
-  return approvalRequirement(
-    exec.policy.approval,
-    tool,
-    { channel: env.channel, senderId: env.sender.id, conversationId: env.conversation.id },
-    remembered,
-  );
+  return remembered ? approvalRequirement(exec.policy.approval, tool, subject, true) : unremembered;
 }
 
 /** A call whose requirement is known, as the gate sees it. */

@@ -13,7 +13,7 @@ import { canonicalJson } from "../observe/receipts.ts";
 import { ModelError, type ChatMessage, type ModelReply } from "../model/types.ts";
 import { withProviderFields } from "../model/provider-fields.ts";
 import { LoopDetector } from "./loop-detector.ts";
-import { computeAvailability } from "./availability.ts";
+import { computeAvailability, type Availability } from "./availability.ts";
 import { parseToolCalls } from "./parse.ts";
 import { prepareCall, preparedAfterDecision, type TurnGuards } from "./prepare.ts";
 import { dispatchCalls } from "./dispatch.ts";
@@ -105,6 +105,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     return finish({ status, text, newMessages });
   };
 
+  let offeredNow: Availability | undefined;
   try {
     await exec.activation?.restore?.(state.sessionKey);
     for (;;) {
@@ -113,6 +114,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
         if (draining()) return await park("shutdown");
         if (record.iteration >= exec.knobs.maxIterations) break;
         const availability = computeAvailability(exec, state);
+        offeredNow = availability;
         const iteration = record.iteration;
         exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
         const asked = performance.now();
@@ -143,7 +145,9 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
       }
 
       const batch = record.batch;
-      const availability = computeAvailability(exec, state);
+      // The batch runs against what was offered for its request (computed again for a resumed turn).
+      const availability = offeredNow ?? computeAvailability(exec, state);
+      offeredNow = undefined;
       if (batch.waiting) {
         const waiting = batch.waiting;
         const call = batch.calls[waiting.index]!;

@@ -56,8 +56,20 @@ export class ToolRegistry {
   }
 }
 
+/** Specs already built, per tool object: a tool's schema does not change, and deriving it is costly. */
+const specs = new WeakMap<AnyTool, ToolSpec>();
+
 /** The tool as offered to the model: its raw JSON schema if it has one, else one derived from its zod parameters. */
 export function toolSpecOf(tool: AnyTool): ToolSpec {
+  let spec = specs.get(tool);
+  if (!spec) {
+    spec = buildSpec(tool);
+    specs.set(tool, spec);
+  }
+  return spec;
+}
+
+function buildSpec(tool: AnyTool): ToolSpec {
   const schema: Record<string, unknown> = tool.jsonSchema
     ? { ...tool.jsonSchema }
     : // "input" describes what the model must send: fields with defaults are optional.

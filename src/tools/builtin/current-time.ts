@@ -37,25 +37,35 @@ export function currentTimeTool(options: CurrentTimeOptions = {}): Tool<CurrentT
       } catch {
         return failed(`unknown time zone "${zone}": use an IANA name such as "Europe/Berlin" or "America/New_York"`);
       }
-      const weekday = new Intl.DateTimeFormat("en-US", { timeZone: zone, weekday: "long" }).format(instant);
+      const weekday = formatsFor(zone).weekday.format(instant);
       return succeeded(`${local} (${weekday}, ${zone})\nUTC: ${instant.toISOString()}`);
     },
   };
 }
 
+/** Formatters per time zone: building one is far slower than using it. Bounded: zones are few, names many. */
+const formats = new Map<string, { iso: Intl.DateTimeFormat; weekday: Intl.DateTimeFormat }>();
+
+/** Throws RangeError for an unknown time zone (nothing is cached then). */
+function formatsFor(zone: string): { iso: Intl.DateTimeFormat; weekday: Intl.DateTimeFormat } {
+  let f = formats.get(zone);
+  if (!f) {
+    f = {
+      iso: new Intl.DateTimeFormat("en-US", {
+        timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+        hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "longOffset",
+      }),
+      weekday: new Intl.DateTimeFormat("en-US", { timeZone: zone, weekday: "long" }),
+    };
+    if (formats.size >= 200) formats.clear();
+    formats.set(zone, f);
+  }
+  return f;
+}
+
 /** The instant as ISO 8601 local time in `zone` with its UTC offset ("2025-03-01T13:00:00+01:00"). */
 function isoInZone(instant: Date, zone: string): string {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: zone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-    timeZoneName: "longOffset",
-  }).formatToParts(instant);
+  const parts = formatsFor(zone).iso.formatToParts(instant);
   const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
   const offsetName = get("timeZoneName"); // "GMT+01:00", or "GMT" at zero offset
   const offset = offsetName === "GMT" ? "+00:00" : offsetName.replace("GMT", "");
