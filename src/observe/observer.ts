@@ -20,12 +20,22 @@ export interface Observer {
   listen(listener: ObserverListener): () => void;
 }
 
-/** An observer that logs every event at info level (debug for streamed text deltas) and fans it out. */
+/**
+ * Steps inside a turn that a person rarely reads line by line: logged at debug (`LOG_LEVEL=debug`
+ * shows them), so that the default log holds a few lines per message — what arrived, what ran, how
+ * it ended — and writing it costs little.
+ */
+const DEBUG_EVENTS = new Set([
+  "model.delta", "model.request", "model.reply", "result.recorded", "lane.queued", "delivery.sent", "delivery.coalesced",
+  "lease.acquired", "turn.resume",
+]);
+
+/** An observer that logs every event (steps at debug, the rest at info) and fans it out. */
 export function createObserver(log: Logger): Observer {
   const listeners = new Set<ObserverListener>();
   return {
     emit(event) {
-      const level = event.event === "model.delta" ? "debug" : "info";
+      const level = DEBUG_EVENTS.has(event.event) ? "debug" : "info";
       log[level](event, event.event);
       for (const l of listeners) {
         try {

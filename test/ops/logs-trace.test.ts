@@ -44,14 +44,14 @@ afterEach(async () => {
 });
 
 describe("gatehouse logs --trace", () => {
-  it("shows every step of a turn whose shell call the policy refused", async () => {
+  it("shows every step of a turn whose shell call the policy refused (at LOG_LEVEL=debug)", async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "gh-trace-"));
     emulator = await startOpenAIEmulator();
     emulator.script(
       { toolCalls: [{ name: "shell", arguments: JSON.stringify({ command: "rm -rf /" }) }] },
       { text: "I may not run shell commands here." },
     );
-    const config = loadConfig({ env: { OPENAI_BASE_URL: emulator.baseURL, GATEHOUSE_DATA_DIR: dataDir }, cwd: dataDir });
+    const config = loadConfig({ env: { OPENAI_BASE_URL: emulator.baseURL, GATEHOUSE_DATA_DIR: dataDir, LOG_LEVEL: "debug" }, cwd: dataDir });
     const channel = recordingAdapter();
     bot = await startBot(config, { adapters: [channel.adapter] });
     let traceId = "";
