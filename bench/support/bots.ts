@@ -70,7 +70,13 @@ export async function startGatehouse(
 }
 
 /** Starts the bare grammY + openai bot; resolves when it prints that it is polling. */
-export async function startBareBot(telegram: TelegramEmulator, model: OpenAIEmulator, plan: BareBotPlan, timeoutMs = 30_000): Promise<StartedBot> {
+export async function startBareBot(
+  telegram: TelegramEmulator,
+  model: OpenAIEmulator,
+  plan: BareBotPlan,
+  timeoutMs = 30_000,
+  extraEnv: Record<string, string> = {},
+): Promise<StartedBot> {
   const t0 = Date.now();
   const proc = spawnNode({
     name: "bare",
@@ -82,6 +88,7 @@ export async function startBareBot(telegram: TelegramEmulator, model: OpenAIEmul
       OPENAI_API_KEY: "bench-key",
       BARE_TYPING: plan.typing ? "1" : "0",
       BARE_PROGRESS: plan.progress,
+      ...extraEnv,
     },
   });
   try {
