@@ -114,11 +114,11 @@ export interface ApprovalClickOutcome {
   message: string;
 }
 
-export const BotCommandSchema = z.enum(["stop", "status", "new"]);
+export const BotCommandSchema = z.enum(["stop", "status", "new", "compact"]);
 export type BotCommand = z.infer<typeof BotCommandSchema>;
 
-/** Recognizes `/stop`, `/status`, `/new` (also `/stop@botname`) at the start of a message. */
+/** Recognizes `/stop`, `/status`, `/new`, `/compact` (also `/stop@botname`) at the start of a message. */
 export function parseBotCommand(text: string): BotCommand | undefined {
-  const m = /^\s*\/(stop|status|new)(?:@\S+)?\s*$/i.exec(text);
+  const m = /^\s*\/(stop|status|new|compact)(?:@\S+)?\s*$/i.exec(text);
   return m ? (m[1]!.toLowerCase() as BotCommand) : undefined;
 }

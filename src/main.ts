@@ -189,6 +189,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,
         duplicateExempt: config.engine.duplicateExempt, excludedTools: [], spillDir: path.join(config.dataDir, "spill"),
         workspace: config.workspace!, systemPrompt: config.model.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        contextTokens: config.model.contextTokens, answerReserveTokens: config.model.answerReserveTokens,
       },
     };
     const serving = "serving" in adapter ? (adapter as LeasedChannel).serving : undefined;

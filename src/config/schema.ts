@@ -23,6 +23,10 @@ const ModelConfigSchema = z.strictObject({
   timeoutMs: z.number().int().positive().default(120_000),
   maxRetries: z.number().int().min(0).max(10).default(2),
   systemPrompt: z.string().optional(),
+  /** The model's context window in tokens; unset: what the endpoint's /models reports, else 32,000 (the smaller when both are known). */
+  contextTokens: z.number().int().min(1000).optional(),
+  /** Tokens kept free for the answer; unset: an eighth of the window, 256 to 4,096. */
+  answerReserveTokens: z.number().int().min(0).optional(),
 });
 
 const EngineConfigSchema = z.strictObject({

@@ -20,6 +20,7 @@ import { dispatchCalls } from "./dispatch.ts";
 import { recordResults } from "./record.ts";
 import { applyDecision } from "./approval-gate.ts";
 import { encodeTurnRecord, TURN_RECORD_VERSION, type TurnRecord } from "./turn-record.ts";
+import { PromptFitter } from "./fit-prompt.ts";
 import type { ApprovalDecision } from "../approval/types.ts";
 import type { ParkedOutcome, ResolvedExecution, TurnOutcome, TurnResult, TurnState } from "./types.ts";
 
@@ -73,7 +74,8 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     callIds: new Set(record.guards.callIds),
     endTurn: record.guards.endTurn,
   };
-  const conversation = (): ChatMessage[] => [...state.history, ...newMessages];
+  // Each request is measured and fitted into the model's window; a "too long" refusal compacts and retries once.
+  const fitter = new PromptFitter(exec, state);
   const draining = () => state.draining?.() === true;
   const save = async () => {
     if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
@@ -118,8 +120,9 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
         const iteration = record.iteration;
         exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
         const asked = performance.now();
-        const reply: ModelReply = await exec.model.complete({
-          messages: [systemMessage(exec, availability.deferredPrompt), ...conversation()],
+        const reply: ModelReply = await fitter.complete({
+          system: systemMessage(exec, availability.deferredPrompt),
+          turn: newMessages,
           tools: availability.specs,
           signal: state.signal,
           onTextDelta: (text) => state.emit({ type: "text.delta", text }),
@@ -186,8 +189,9 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
 
     log.info({ maxIterations: exec.knobs.maxIterations }, "iteration cap reached; asking for a summary");
     state.emit({ type: "notice", text: `⚠️ Reached the limit of ${exec.knobs.maxIterations} steps; summarizing.` });
-    const summary = await exec.model.complete({
-      messages: [systemMessage(exec), ...conversation(), { role: "user", content: SUMMARY_REQUEST }],
+    const summary = await fitter.complete({
+      system: systemMessage(exec),
+      turn: [...newMessages, { role: "user", content: SUMMARY_REQUEST }],
       tools: [],
       signal: state.signal,
     });

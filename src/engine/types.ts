@@ -26,6 +26,10 @@ export interface EngineKnobs {
   spillDir: string;
   workspace: string;
   systemPrompt: string;
+  /** The model's context window (`model.contextTokens`); else what the endpoint reports; else 32,000. */
+  contextTokens?: number;
+  /** Tokens kept free for the answer (`model.answerReserveTokens`); default an eighth of the window, 256–4,096. */
+  answerReserveTokens?: number;
 }
 
 /** Signs successful executions (HMAC receipts); absent when receipts are disabled. */

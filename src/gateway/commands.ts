@@ -1,8 +1,9 @@
 /**
- * The commands every channel understands — /stop, /status, /new — answered from the control lane,
- * never behind the turn they control. Each returns the reply text.
+ * The commands every channel understands — /stop, /status, /new, /compact — answered from the
+ * control lane, never behind the turn they control. Each returns the reply text.
  */
 import type { BotCommand, IngressEnvelope } from "../envelope.ts";
+import { askForCompaction, contextStatus, forgetContext } from "../engine/compaction.ts";
 import type { Store } from "../store/store.ts";
 import type { RunningTurn, SessionLanes } from "./lanes.ts";
 
@@ -28,22 +29,26 @@ export async function answerCommand(command: BotCommand, env: IngressEnvelope, s
     return "🛑 Stopping the current task. Finished steps keep their results; the rest will not run.";
   }
   if (command === "status") {
+    const context = await contextStatus(deps.store, sessionKey);
+    const said = (text: string) => (context ? `${text} ${context}` : text);
     const queued = deps.lanes.queued(sessionKey);
-    if (!running) return queued ? `Idle, ${queued} waiting.` : "Idle: nothing is running here.";
+    if (!running) return said(queued ? `Idle, ${queued} waiting.` : "Idle: nothing is running here.");
     const what = running.text.length > 80 ? `${running.text.slice(0, 79)}…` : running.text;
     if (running.waitingFor) {
       const secs = Math.round((Date.now() - running.waitingFor.since) / 1000);
-      return `Waiting ${secs}s for approval of ${running.waitingFor.tool ?? "a tool"} for: "${what}" (ref ${running.traceId}). ${queued} waiting.`;
+      return said(`Waiting ${secs}s for approval of ${running.waitingFor.tool ?? "a tool"} for: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
     }
     const secs = Math.round((Date.now() - running.startedAt) / 1000);
-    return `Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`;
+    return said(`Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
   }
+  if (command === "compact") return askForCompaction(deps.store, sessionKey);
   if (running?.waitingFor) {
     // A task parked for approval ends without a trace in the fresh conversation; its card is cancelled.
     const { tool } = running.waitingFor;
     running.discard = true;
     running.controller.abort();
     await deps.store.resetSession(sessionKey);
+    await forgetContext(deps.store, sessionKey);
     await deps.onSessionReset?.(sessionKey);
     return `🆕 Cancelled the task waiting for approval of ${tool ?? "a tool"} and started a fresh conversation here.`;
   }
@@ -52,6 +57,7 @@ export async function answerCommand(command: BotCommand, env: IngressEnvelope, s
     return "There is no earlier conversation here to forget (in a threaded channel, each thread is its own).";
   }
   await deps.store.resetSession(sessionKey);
+  await forgetContext(deps.store, sessionKey);
   await deps.onSessionReset?.(sessionKey);
   return "🆕 Started a fresh conversation here; I no longer see the earlier messages.";
 }
@@ -59,6 +65,7 @@ export async function answerCommand(command: BotCommand, env: IngressEnvelope, s
 /** /stop and /status for the threads of a conversation: only the sender's own tasks are stopped. */
 function conversationCommand(command: BotCommand, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): string {
   if (command === "new") return "Each thread here is its own conversation: start a new thread to start fresh.";
+  if (command === "compact") return "Each thread here is its own conversation: send /compact in the thread.";
   if (command === "status") {
     // Posted in the channel for everyone: how long each runs and its reference, not what was asked.
     const lines = threads.map(([, t]) => `• for ${Math.round((Date.now() - t.startedAt) / 1000)}s (ref ${t.traceId})`);

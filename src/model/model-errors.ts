@@ -15,6 +15,7 @@ import {
 } from "openai";
 import { z } from "zod";
 import { scrubSecrets } from "../observe/scrub.ts";
+import { isContextLengthRefusal, refusedWindowTokens } from "./context-errors.ts";
 import { ModelError } from "./types.ts";
 
 /** What the caller knew when the request failed. */
@@ -51,6 +52,9 @@ export function toModelError(error: unknown, ctx: FailureContext): ModelError {
   }
   if (error instanceof APIError) {
     const said = serverText(error);
+    if (isContextLengthRefusal(error)) {
+      return new ModelError("context_length", `the conversation is too long for the model's context window (${said})`, { windowTokens: refusedWindowTokens(error) });
+    }
     if (error.status === undefined) return new ModelError("server", `the model endpoint reported an error mid-answer: ${said}`);
     if (error.status >= 500) {
       return new ModelError("server", `the model endpoint failed with ${error.status} (${retries(ctx)}): ${said}`);

@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { registerSecret, scrubSecrets } from "../observe/scrub.ts";
 import { badResponse, isToolsUnsupported, toModelError, type FailureContext } from "./model-errors.ts";
+import { modelInfoSource } from "./model-info.ts";
 import {
   flattenUnsignedToolTurns,
   hasUnsignedToolTurns,
@@ -75,6 +76,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   // Learned from the endpoint: it refused provider fields once; its template opens <think> in the prompt.
   let sendsProviderFields = true;
   let thinkOpensInPrompt = false;
+  const info = modelInfoSource(sdk, options.model, log);
 
   async function attempt(request: ModelRequest, mode: Mode, mayFallBack: boolean): Promise<ModelReply> {
     const started = Date.now();
@@ -125,6 +127,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           continue;
         }
         const failure = toModelError(error, ctx);
+        if (failure.windowTokens) info.learn(failure.windowTokens);
         // A cancelled turn is the person's choice, not a fault of the endpoint.
         log[failure.kind === "aborted" ? "debug" : "warn"]({ kind: failure.kind, ms: Date.now() - started }, failure.message);
         throw failure;
@@ -218,6 +221,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
 
   return {
     complete: (request) => attempt(request, protocol, options.toolProtocol === "auto" && protocol === "native" && !!request.tools?.length),
+    describe: () => info.describe(),
   };
 }
 

@@ -70,17 +70,29 @@ export interface ModelReply {
 
 export type ToolProtocol = "native" | "text" | "auto";
 
+/** What is known of the model behind a client: its name and, when known, its context window. */
+export interface ModelInfo {
+  name: string;
+  /** The window in tokens, as the endpoint reported it (`/v1/models`) or named it in a refusal. */
+  contextTokens?: number;
+}
+
 /** Talks to an OpenAI-compatible endpoint. Throws ModelError for failures a person should see. */
 export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelReply>;
+  /** The model's name and window; absent on clients that know neither (test doubles). */
+  describe?(): Promise<ModelInfo>;
 }
 
 /** A model failure with a message fit for a person ("the model endpoint is unreachable at …"). */
 export class ModelError extends Error {
-  readonly kind: "unreachable" | "timeout" | "rate_limited" | "server" | "auth" | "bad_response" | "aborted" | "dropped";
-  constructor(kind: ModelError["kind"], message: string) {
+  readonly kind: "unreachable" | "timeout" | "rate_limited" | "server" | "auth" | "bad_response" | "aborted" | "dropped" | "context_length";
+  /** For `context_length`: the window the endpoint named in its refusal, when it named one. */
+  readonly windowTokens?: number;
+  constructor(kind: ModelError["kind"], message: string, details: { windowTokens?: number } = {}) {
     super(message);
     this.name = "ModelError";
     this.kind = kind;
+    this.windowTokens = details.windowTokens;
   }
 }

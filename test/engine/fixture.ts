@@ -86,11 +86,15 @@ export interface FixtureOptions {
   timeoutMs?: number;
   maxRetries?: number;
   apiKey?: string;
+  /** The emulated model's context window (reported by its /v1/models, enforced on every request). */
+  contextTokens?: number;
+  /** A folder to keep the store in, shared by fixtures that stand for one bot before and after a restart; kept on close. */
+  dir?: string;
 }
 
 export async function engineFixture(options: FixtureOptions = {}): Promise<EngineFixture> {
-  const dir = mkdtempSync(path.join(tmpdir(), "gh-engine-"));
-  const emu = await startOpenAIEmulator();
+  const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), "gh-engine-"));
+  const emu = await startOpenAIEmulator({ contextTokens: options.contextTokens });
   const store = await openSqliteStore({ dataDir: path.join(dir, "data") });
   const logLines: string[] = [];
   const log = createLogger({
@@ -149,7 +153,7 @@ export async function engineFixture(options: FixtureOptions = {}): Promise<Engin
     async close() {
       await emu.close();
       await store.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from "node:net";
 import { assistantTurnFor, completionBody, completionChunks, errorBody, type Step } from "./steps.ts";
 import { providerProblem, requestProblem, type ChatRequestBody, type ProviderRules } from "./request-checks.ts";
+import { contextLengthRefusal, promptCounter } from "./context-window.ts";
 
 export type { Step, ScriptedToolCall, ScriptedTextToolCall } from "./steps.ts";
 export type { ChatRequestBody, ProviderRules } from "./request-checks.ts";
@@ -15,6 +16,8 @@ export type { ChatRequestBody, ProviderRules } from "./request-checks.ts";
 export interface RecordedRequest {
   body: ChatRequestBody;
   headers: IncomingHttpHeaders;
+  /** The prompt's size in o200k tokens (only when the emulator has a `contextTokens` window). */
+  promptTokens?: number;
 }
 
 /** Options for `startOpenAIEmulator`. */
@@ -25,6 +28,11 @@ export interface OpenAIEmulatorOptions {
   port?: number;
   /** Model id reported by `GET /v1/models` and in completions when the request names none. */
   model?: string;
+  /**
+   * The model's context window: reported as `context_length` by `GET /v1/models`, and a request
+   * whose prompt is larger is refused with 400 `context_length_exceeded`, as OpenAI does.
+   */
+  contextTokens?: number;
 }
 
 /** A running emulator. */
@@ -52,6 +60,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
   let rules: ProviderRules = {};
   const sockets = new Set<Socket>();
   const defaultModel = options.model ?? "emulator-model";
+  const countPrompt = options.contextTokens ? await promptCounter() : undefined;
 
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
@@ -83,7 +92,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     if (req.method === "GET" && path === "/v1/models") {
       return sendJson(res, 200, JSON.stringify({
         object: "list",
-        data: [{ id: defaultModel, object: "model", created: 0, owned_by: "emulator" }],
+        data: [{ id: defaultModel, object: "model", created: 0, owned_by: "emulator", ...(options.contextTokens ? { context_length: options.contextTokens } : {}) }],
       }));
     }
     if (!isChat || !body) {
@@ -92,6 +101,10 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     const problem = requestProblem(body) ?? providerProblem(body, rules);
     if (problem) return sendJson(res, 400, errorBody(problem, "invalid_request_error"));
     const recorded = requests[requests.length - 1];
+    if (countPrompt && options.contextTokens) {
+      recorded.promptTokens = countPrompt(body);
+      if (recorded.promptTokens > options.contextTokens) return sendJson(res, 400, contextLengthRefusal(options.contextTokens, recorded.promptTokens));
+    }
     const step = queue.length ? queue.shift()! : fallback(recorded);
     answer(step, body, res);
   }
@@ -110,7 +123,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     if ("status" in step) {
       const headers: Record<string, string> = {};
       if (step.retryAfter !== undefined) headers["retry-after"] = String(step.retryAfter);
-      return sendJson(res, step.status, errorFor(step.status, step.message), headers);
+      return sendJson(res, step.status, errorFor(step.status, step.message, step.code), headers);
     }
     if ("sse" in step) {
       void writeRaw(res, step.sse, step.cut === true);
@@ -159,10 +172,10 @@ async function writeRaw(res: ServerResponse, pieces: Array<string | Uint8Array>,
   else res.end();
 }
 
-function errorFor(status: number, message?: string): string {
+function errorFor(status: number, message?: string, code?: string): string {
   if (status === 429) return errorBody(message ?? "Rate limit reached for requests. Please try again in 1s.", "requests", "rate_limit_exceeded");
   if (status >= 500) return errorBody(message ?? "The server had an error while processing your request. Sorry about that!", "server_error");
-  return errorBody(message ?? `request failed with status ${status}`, "invalid_request_error");
+  return errorBody(message ?? `request failed with status ${status}`, "invalid_request_error", code ?? null);
 }
 
 function sendJson(res: ServerResponse, status: number, json: string, headers: Record<string, string> = {}): void {

@@ -23,7 +23,8 @@ export type Step =
   | { text: string }
   | { toolCalls: ScriptedToolCall[]; text?: string }
   | { textToolCalls: ScriptedTextToolCall[]; text?: string }
-  | { status: number; retryAfter?: number; message?: string }
+  /** An error answer; `code` is the error body's code (e.g. `context_length_exceeded`). */
+  | { status: number; retryAfter?: number; message?: string; code?: string }
   /** Never finishes; when streamed with `afterText`, sends that text first and then goes silent. */
   | { hang: true; afterText?: string }
   | { garbage: true; body?: string; contentType?: string }

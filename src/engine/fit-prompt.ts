@@ -1,0 +1,212 @@
+/**
+ * Call prep — fitting each model request into the model's context window. Owns what a request
+ * sends: the system prompt (with the session's summary, if it has one), the history after the
+ * compaction checkpoint, and the current turn, whole. Before each request it measures
+ * (context-budget.ts); a request that would not fit first has old tool results pruned, then the
+ * oldest turns compacted into the summary (compaction.ts). A provider's refusal of a too-long
+ * prompt leads to one compaction and one retry, not a failure; when even that does not fit, the
+ * turn fails with a message that says so plainly and that /new starts fresh.
+ */
+import { ModelError, type ChatMessage, type ModelInfo, type ModelReply, type ToolSpec } from "../model/types.ts";
+import { budgetOf, meterFor, pruneToolResults, windowTokens, type ContextBudget, type PromptMeter } from "./context-budget.ts";
+import {
+  afterCheckpoint,
+  fingerprint,
+  loadCheckpoint,
+  saveCheckpoint,
+  saveGauge,
+  shortTokens,
+  summarize,
+  takeCompactionRequest,
+  turnStarts,
+  withSummary,
+  type CompactionCheckpoint,
+} from "./compaction.ts";
+import type { ResolvedExecution, TurnState } from "./types.ts";
+
+/** One request as the turn loop asks for it: the current turn's messages are never cut. */
+export interface FitRequest {
+  system: ChatMessage;
+  /** The current turn: its user message, tool calls and results so far (and any closing request). */
+  turn: ChatMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+  onTextDelta?: (text: string) => void;
+}
+
+type Reason = "budget" | "refused" | "requested";
+
+interface Setup {
+  meter: PromptMeter;
+  window: number;
+  checkpoint?: CompactionCheckpoint;
+  /** A `/compact` waits to be carried out. */
+  requested: boolean;
+}
+
+interface Built {
+  messages: ChatMessage[];
+  tokens: number;
+  budget: ContextBudget;
+}
+
+/** After a compaction, the share of the room left that the history may take, so that the next requests do not compact again at once. */
+const COMPACTED_SHARE = 0.5;
+/** How much more the meter counts after the endpoint refused a prompt it thought would fit (at most 3×). */
+const SCALE_STEP = 1.25;
+
+/** Fits and sends the model requests of one turn (one per `advance`): `complete` stands for `exec.model.complete`. */
+export class PromptFitter {
+  readonly #exec: ResolvedExecution;
+  readonly #state: TurnState;
+  #setup?: Promise<Setup>;
+  /** The history after the checkpoint, for the checkpoint it was found with (the history is fixed for the turn). */
+  #after?: { checkpoint?: CompactionCheckpoint; rest: ChatMessage[]; covered: number };
+
+  constructor(exec: ResolvedExecution, state: TurnState) {
+    this.#exec = exec;
+    this.#state = state;
+  }
+
+  /** Sends one request, fitted; on a context-length refusal compacts once and retries once. */
+  async complete(request: FitRequest): Promise<ModelReply> {
+    const setup = await (this.#setup ??= this.#load());
+    if (setup.requested) {
+      setup.requested = false;
+      await this.#compact(setup, request, "requested");
+    }
+    let built = await this.#fit(setup, request);
+    try {
+      return await this.#send(setup, request, built);
+    } catch (err) {
+      if (!(err instanceof ModelError) || err.kind !== "context_length" || request.signal.aborted) throw err;
+      const { traceId, sessionKey } = this.#state;
+      this.#exec.observer.emit({ event: "context.refused", traceId, sessionKey, sentTokens: built.tokens, windowTokens: setup.window, named: err.windowTokens });
+      // The endpoint knows its window better; without a number, the meter undercounted this model.
+      if (err.windowTokens && err.windowTokens < setup.window) setup.window = err.windowTokens;
+      else setup.meter.scale = Math.min(3, setup.meter.scale * SCALE_STEP);
+      if (!(await this.#compact(setup, request, "refused"))) throw this.#overflow(setup, built);
+      built = await this.#fit(setup, request);
+      try {
+        return await this.#send(setup, request, built);
+      } catch (again) {
+        if (again instanceof ModelError && again.kind === "context_length") throw this.#overflow(setup, built);
+        throw again;
+      }
+    }
+  }
+
+  async #load(): Promise<Setup> {
+    const exec = this.#exec;
+    const key = this.#state.sessionKey;
+    const unknown: ModelInfo = { name: "unknown" };
+    const [info, checkpoint, requested] = await Promise.all([
+      exec.model.describe?.() ?? unknown,
+      loadCheckpoint(exec.store, key),
+      takeCompactionRequest(exec.store, key),
+    ]);
+    return { meter: await meterFor(info.name), window: windowTokens(exec.knobs.contextTokens, info.contextTokens), checkpoint, requested };
+  }
+
+  async #send(setup: Setup, request: FitRequest, built: Built): Promise<ModelReply> {
+    const reply = await this.#exec.model.complete({ messages: built.messages, tools: request.tools, signal: request.signal, onTextDelta: request.onTextDelta });
+    const gauge = { usedTokens: built.tokens + built.budget.toolTokens, windowTokens: setup.window, compactions: setup.checkpoint?.compactions ?? 0, at: Date.now() };
+    // The gauge only feeds /status: a store hiccup here must not cost the person their answer.
+    await saveGauge(this.#exec.store, this.#state.sessionKey, gauge).catch((err: Error) => this.#exec.log.warn({ err: err.message }, "context gauge not saved"));
+    return reply;
+  }
+
+  #budget(setup: Setup, request: FitRequest): ContextBudget {
+    return budgetOf(setup.window, setup.meter.tools(request.tools), this.#exec.knobs.answerReserveTokens);
+  }
+
+  /** The request's messages within the budget: as they are, pruned, or after a compaction. */
+  async #fit(setup: Setup, request: FitRequest): Promise<Built> {
+    const budget = this.#budget(setup, request);
+    let pruned = this.#pruned(setup, request, budget.promptTokens);
+    if (pruned.tokens > budget.promptTokens) {
+      await this.#compact(setup, request, "budget");
+      pruned = this.#pruned(setup, request, budget.promptTokens);
+      if (pruned.tokens > budget.promptTokens) throw this.#overflow(setup, { tokens: pruned.tokens, budget });
+    }
+    if (pruned.results) {
+      this.#exec.observer.emit({
+        event: "context.pruned", traceId: this.#state.traceId, sessionKey: this.#state.sessionKey,
+        results: pruned.results, tokens: pruned.tokens, budgetTokens: budget.promptTokens,
+      });
+    }
+    return { messages: [pruned.system, ...pruned.messages, ...request.turn], tokens: pruned.tokens, budget };
+  }
+
+  #afterCheckpoint(setup: Setup): { rest: ChatMessage[]; covered: number } {
+    if (!this.#after || this.#after.checkpoint !== setup.checkpoint) {
+      this.#after = { checkpoint: setup.checkpoint, ...afterCheckpoint(this.#state.history, setup.checkpoint) };
+    }
+    return this.#after;
+  }
+
+  #pruned(setup: Setup, request: FitRequest, budgetTokens: number) {
+    const system = withSummary(request.system, setup.checkpoint?.summary);
+    const { rest } = this.#afterCheckpoint(setup);
+    const fixed = setup.meter.messages([system, ...request.turn]);
+    return { system, ...pruneToolResults(rest, fixed, budgetTokens, setup.meter) };
+  }
+
+  /**
+   * Folds the oldest turns of the history into the summary: all of them when asked (`/compact`),
+   * else as many as needed for the turns kept to take at most half of the room the system prompt,
+   * the summary and the current turn leave. False when there is nothing to fold (the history after
+   * the checkpoint is empty).
+   */
+  async #compact(setup: Setup, request: FitRequest, reason: Reason): Promise<boolean> {
+    const exec = this.#exec;
+    const state = this.#state;
+    const { rest, covered } = this.#afterCheckpoint(setup);
+    const starts = turnStarts(rest);
+    if (!starts.length) return false;
+    const budget = this.#budget(setup, request);
+    const summaryTokens = Math.min(1500, Math.max(120, Math.floor(budget.promptTokens / 6)));
+    const fixed = setup.meter.messages([request.system, ...request.turn]) + summaryTokens;
+    // The history kept may take half of what the system prompt, the summary and the current turn leave.
+    const target = fixed + Math.floor(Math.max(0, budget.promptTokens - fixed) * COMPACTED_SHARE);
+    let cut = rest.length;
+    if (reason !== "requested") {
+      // The first turn boundary after which what is left (pruned) is within the target; else every turn.
+      const fits = starts.slice(1).find((at) => pruneToolResults(rest.slice(at), fixed, target, setup.meter).tokens <= target);
+      cut = fits ?? rest.length;
+    }
+    const folded = rest.slice(0, cut);
+    const { summary, requests } = await summarize(exec, {
+      previous: setup.checkpoint?.summary, messages: folded, meter: setup.meter, windowTokens: setup.window, summaryTokens, signal: request.signal,
+    }).catch((err: unknown) => {
+      // Even the summary's transcript, cut to fit by estimate, was refused.
+      throw err instanceof ModelError && err.kind === "context_length" ? this.#overflow(setup, { tokens: 0, budget }) : err;
+    });
+    const last = covered + cut - 1;
+    const checkpoint: CompactionCheckpoint = {
+      version: 1, summary, covers: (setup.checkpoint?.covers ?? 0) + cut, anchor: fingerprint(state.history[last]!),
+      before: last > 0 ? fingerprint(state.history[last - 1]!) : undefined, compactions: (setup.checkpoint?.compactions ?? 0) + 1, at: Date.now(),
+    };
+    await saveCheckpoint(exec.store, state.sessionKey, checkpoint);
+    setup.checkpoint = checkpoint;
+    exec.observer.emit({
+      event: "context.compacted", traceId: state.traceId, sessionKey: state.sessionKey, reason,
+      messages: cut, kept: rest.length - cut, summaryRequests: requests, summaryChars: summary.length, compactions: checkpoint.compactions,
+    });
+    const why = reason === "requested" ? "as asked with /compact" : "to fit the model's context window";
+    state.emit({ type: "notice", text: `🗜️ Summarized ${cut} earlier message${cut === 1 ? "" : "s"} of this conversation ${why}.` });
+    return true;
+  }
+
+  /** The failure a person sees when the conversation cannot be made to fit. */
+  #overflow(setup: Setup, built: Pick<Built, "tokens" | "budget">): ModelError {
+    const { traceId, sessionKey } = this.#state;
+    this.#exec.observer.emit({ event: "context.overflow", traceId, sessionKey, tokens: built.tokens, budgetTokens: built.budget.promptTokens, windowTokens: setup.window });
+    return new ModelError(
+      "context_length",
+      `this conversation no longer fits in the model's context window (${shortTokens(setup.window)} tokens), even after summarizing its earlier messages. ` +
+        "Send /new to start a fresh conversation here, or ask for less at once",
+      { windowTokens: setup.window },
+    );
+  }
+}
