@@ -8,7 +8,7 @@
  * turn fails with a message that says so plainly and that /new starts fresh.
  */
 import { ModelError, type ChatMessage, type ModelInfo, type ModelReply, type ToolSpec } from "../model/types.ts";
-import { budgetOf, meterFor, pruneToolResults, windowTokens, type ContextBudget, type PromptMeter } from "./context-budget.ts";
+import { budgetOf, meterFor, PromptMeter, pruneToolResults, windowTokens, type ContextBudget } from "./context-budget.ts";
 import {
   afterCheckpoint,
   fingerprint,
@@ -38,10 +38,16 @@ type Reason = "budget" | "refused" | "requested";
 
 interface Setup {
   meter: PromptMeter;
+  /** The model's name, for its exact tokenizer when the estimate comes near the budget. */
+  model: string;
+  /** The exact tokenizer was looked for (found or not). */
+  exactTried: boolean;
   window: number;
   checkpoint?: CompactionCheckpoint;
   /** A `/compact` waits to be carried out. */
   requested: boolean;
+  /** The gauge last written in this turn. */
+  savedGauge?: { usedTokens: number; compactions: number };
 }
 
 interface Built {
@@ -52,6 +58,21 @@ interface Built {
 
 /** After a compaction, the share of the room left that the history may take, so that the next requests do not compact again at once. */
 const COMPACTED_SHARE = 0.5;
+/**
+ * Below this share of the budget by estimate, a prompt fits: the estimate counts more than the real
+ * tokenizers do for everything but base64 (0.79×), so the exact tokenizer — its module is large —
+ * is loaded only for conversations that come near the window.
+ */
+const EXACT_FROM_SHARE = 0.6;
+/** The share of the window by which the /status gauge must move before it is written again. */
+const GAUGE_STEP = 0.05;
+/** The estimating meter each model starts with (one per model: its cache serves every session, its scale learns that model). */
+const estimates = new Map<string, PromptMeter>();
+function estimateFor(model: string): PromptMeter {
+  let meter = estimates.get(model);
+  if (!meter) estimates.set(model, (meter = new PromptMeter(undefined)));
+  return meter;
+}
 /** How much more the meter counts after the endpoint refused a prompt it thought would fit (at most 3×). */
 const SCALE_STEP = 1.25;
 
@@ -105,14 +126,22 @@ export class PromptFitter {
       loadCheckpoint(exec.store, key),
       takeCompactionRequest(exec.store, key),
     ]);
-    return { meter: await meterFor(info.name), window: windowTokens(exec.knobs.contextTokens, info.contextTokens), checkpoint, requested };
+    return {
+      meter: estimateFor(info.name), model: info.name, exactTried: false,
+      window: windowTokens(exec.knobs.contextTokens, info.contextTokens), checkpoint, requested,
+    };
   }
 
   async #send(setup: Setup, request: FitRequest, built: Built): Promise<ModelReply> {
     const reply = await this.#exec.model.complete({ messages: built.messages, tools: request.tools, signal: request.signal, onTextDelta: request.onTextDelta });
     const gauge = { usedTokens: built.tokens + built.budget.toolTokens, windowTokens: setup.window, compactions: setup.checkpoint?.compactions ?? 0, at: Date.now() };
-    // The gauge only feeds /status: a store hiccup here must not cost the person their answer.
-    await saveGauge(this.#exec.store, this.#state.sessionKey, gauge).catch((err: Error) => this.#exec.log.warn({ err: err.message }, "context gauge not saved"));
+    // The gauge only feeds /status: written when it moved by a few percent, and a store hiccup here
+    // must not cost the person their answer.
+    const last = setup.savedGauge;
+    if (!last || last.compactions !== gauge.compactions || Math.abs(gauge.usedTokens - last.usedTokens) > gauge.windowTokens * GAUGE_STEP) {
+      setup.savedGauge = gauge;
+      await saveGauge(this.#exec.store, this.#state.sessionKey, gauge).catch((err: Error) => this.#exec.log.warn({ err: err.message }, "context gauge not saved"));
+    }
     return reply;
   }
 
@@ -122,8 +151,18 @@ export class PromptFitter {
 
   /** The request's messages within the budget: as they are, pruned, or after a compaction. */
   async #fit(setup: Setup, request: FitRequest): Promise<Built> {
-    const budget = this.#budget(setup, request);
+    let budget = this.#budget(setup, request);
     let pruned = this.#pruned(setup, request, budget.promptTokens);
+    if (!setup.exactTried && pruned.tokens > budget.promptTokens * EXACT_FROM_SHARE) {
+      setup.exactTried = true;
+      const exact = await meterFor(setup.model);
+      if (exact.exact) {
+        exact.scale = Math.max(exact.scale, setup.meter.scale);
+        setup.meter = exact;
+        budget = this.#budget(setup, request);
+        pruned = this.#pruned(setup, request, budget.promptTokens);
+      }
+    }
     if (pruned.tokens > budget.promptTokens) {
       await this.#compact(setup, request, "budget");
       pruned = this.#pruned(setup, request, budget.promptTokens);
