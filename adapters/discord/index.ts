@@ -90,7 +90,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
   return {
     channel: "discord",
     capabilities: DISCORD_CAPABILITIES,
-    pacing: { minIntervalMs: 250 },
+    pacing: {
+      minIntervalMs: 250,
+      // Edits of one channel's messages share a route bucket of about five per five seconds.
+      editLimits: (target) => [{ key: `edit:${target.account ?? ""}:${target.threadId ?? target.conversationId}`, intervalMs: 1000 }],
+    },
     port: createDiscordPort(rest, threads),
 
     async start(sink: InboundSink): Promise<void> {

@@ -8,6 +8,7 @@ import { MessageFlags, Routes, type REST } from "discord.js";
 import type { ReplyTarget } from "../../src/envelope.ts";
 import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
 import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
+import { LruMap } from "../../src/lru-map.ts";
 import { openCardBody, resolvedCardBody } from "./card.ts";
 import { portCall } from "./errors.ts";
 import { toDiscordMarkdown } from "./markdown.ts";
@@ -25,6 +26,8 @@ function content(message: OutboundText): string {
  */
 export function createDiscordPort(rest: () => REST, threads: ThreadTracker, options: { linkPreviews?: boolean } = {}): OutboundPort {
   const flags = options.linkPreviews ? {} : { flags: MessageFlags.SuppressEmbeds };
+  /** The server of each channel a link was made for ("@me" for a DM), so a link costs one lookup per channel. */
+  const guilds = new LruMap<string, string>({ max: 10_000 });
   async function channelFor(target: ReplyTarget): Promise<string> {
     const channelId = await portCall(() => threads.ensure(rest(), target.conversationId));
     if (target.threadId === channelId) threads.markJoined(channelId);
@@ -55,6 +58,17 @@ export function createDiscordPort(rest: () => REST, threads: ThreadTracker, opti
     async resolveApproval(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void> {
       const channelId = await channelFor(target);
       await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: resolvedCardBody(card, resolution) }));
+    },
+
+    async permalink(target: ReplyTarget, messageId: string): Promise<string | undefined> {
+      const channelId = await channelFor(target);
+      let guild = guilds.get(channelId);
+      if (!guild) {
+        const channel = (await portCall(() => rest().get(Routes.channel(channelId)))) as { guild_id?: string };
+        guild = channel.guild_id ?? "@me";
+        guilds.set(channelId, guild);
+      }
+      return `https://discord.com/channels/${guild}/${channelId}/${messageId}`;
     },
 
     async typing(target: ReplyTarget): Promise<void> {

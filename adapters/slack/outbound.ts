@@ -1,12 +1,13 @@
 /**
  * The Slack outbound port: threaded replies in mrkdwn, edits, approval cards and their
- * resolution, and the assistant thread status as the working indicator. One Web API call
- * per method; 429 and "too long" surface as the port's error types for the delivery queue.
+ * resolution, permalinks, and the assistant thread status as the working indicator ("is running
+ * shell…"). One Web API call per method; 429 and "too long" surface as the port's error types for
+ * the delivery queue. Also the channel's pacing, as the delivery queues keep it.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { ReplyTarget } from "../../src/envelope.ts";
-import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
+import { RateLimitedError, type DeliveryPacing, type OutboundPort, type OutboundText, type SentMessage } from "../../src/ports.ts";
 import type { ApprovalCard, ApprovalResolution } from "../../src/approval/card.ts";
 import { scrubSecrets } from "../../src/observe/scrub.ts";
 import { LruMap } from "../../src/lru-map.ts";
@@ -33,6 +34,20 @@ export class BotThreads {
     return this.seen.size;
   }
 }
+
+/**
+ * Slack's limits as delivery keeps them: about one message a second per channel, across its threads,
+ * and chat.update (Tier 3, about 50 a minute) per workspace for the live status messages. Nothing
+ * else bot-wide.
+ */
+export const SLACK_PACING: DeliveryPacing = {
+  minIntervalMs: 1000,
+  sharedLimits: (target) => [{ key: `channel:${target.account ?? ""}:${target.conversationId}`, intervalMs: 1000 }],
+  editLimits: (target) => [{ key: `chat.update:${target.account ?? ""}`, intervalMs: 1200 }],
+};
+
+/** Slack drops a thread status after two minutes without a message; the same status is set again after this. */
+const STATUS_REFRESH_MS = 60_000;
 
 export interface SlackPortDeps {
   client: WebClient;
@@ -63,21 +78,44 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
     }
   };
 
-  const setStatus = async (target: ReplyTarget, status: string) => {
-    if (!target.threadId) return;
-    try {
-      await client.assistant.threads.setStatus({ channel_id: target.conversationId, thread_ts: target.threadId, status });
-    } catch (err) {
-      // Only workspaces with the assistant feature have a thread status; elsewhere it is simply absent.
-      log.debug({ err: toPortError(err, "assistant.threads.setStatus").message }, "thread status unavailable");
-    }
+  // Per thread: the status it shows (Slack clears it when the bot posts there), whether one was set since
+  // the last clear, and the calls in order (a clear never overtakes the status it clears).
+  const statuses = new LruMap<string, { shown?: string; at: number; set: boolean; calls: Promise<void> }>({ max: 10_000 });
+  const noStatus = new LruMap<string, true>({ max: 10_000 });
+  const threadKey = (target: ReplyTarget) => `${target.conversationId}:${target.threadId ?? ""}`;
+  const setStatus = (target: ReplyTarget, status: string): Promise<void> => {
+    const key = threadKey(target);
+    if (!target.threadId || noStatus.has(key)) return Promise.resolve();
+    const thread = statuses.get(key) ?? { at: 0, set: false, calls: Promise.resolve() };
+    statuses.set(key, thread);
+    if (status === "" ? !thread.set : thread.shown === status && Date.now() - thread.at < STATUS_REFRESH_MS) return thread.calls;
+    thread.shown = status || undefined;
+    thread.at = Date.now();
+    thread.set = status !== "";
+    thread.calls = thread.calls.then(async () => {
+      try {
+        await client.assistant.threads.setStatus({ channel_id: target.conversationId, thread_ts: target.threadId!, status });
+      } catch (err) {
+        // Only assistant threads have a status; elsewhere it is simply absent, and not asked for again.
+        const mapped = toPortError(err, "assistant.threads.setStatus");
+        if (!(mapped instanceof RateLimitedError)) noStatus.set(key, true);
+        thread.shown = undefined;
+        log.debug({ err: mapped.message }, "thread status unavailable");
+      }
+    });
+    return thread.calls;
+  };
+  const posted = (target: ReplyTarget, ts: string) => {
+    threads.add(target.conversationId, target.threadId ?? ts);
+    const thread = statuses.get(threadKey(target));
+    if (thread) thread.shown = undefined;
   };
 
   return {
     async send(target, message): Promise<SentMessage> {
       const res = await call("chat.postMessage", () =>
         client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), ...unfurl }));
-      threads.add(target.conversationId, target.threadId ?? res.ts!);
+      posted(target, res.ts!);
       return { id: res.ts! };
     },
 
@@ -88,7 +126,7 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
     async requestApproval(target, card: ApprovalCard): Promise<SentMessage> {
       const res = await call("chat.postMessage", () =>
         client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: approvalFallbackText(card), blocks: approvalCardBlocks(card), ...unfurl }));
-      threads.add(target.conversationId, target.threadId ?? res.ts!);
+      posted(target, res.ts!);
       return { id: res.ts! };
     },
 
@@ -97,7 +135,12 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
         client.chat.update({ channel: target.conversationId, ts: messageId, text: escapeSlackText(resolution.text), blocks: resolvedCardBlocks(card, resolution) }));
     },
 
-    typing: (target) => setStatus(target, deps.workingStatus),
+    async permalink(target, messageId) {
+      const res = await call("chat.getPermalink", () => client.chat.getPermalink({ channel: target.conversationId, message_ts: messageId }));
+      return res.permalink;
+    },
+
+    typing: (target, status) => setStatus(target, status ?? deps.workingStatus),
     clearTyping: (target) => setStatus(target, ""),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The Telegram outbound port: one Bot API call per method, replies threaded with
  * reply_parameters (and message_thread_id in forum topics), markdown sent as HTML with a
- * plain-text retry when Telegram refuses the markup, and Bot API errors mapped for delivery.
+ * plain-text retry when Telegram refuses the markup, links to messages of supergroups, and Bot API
+ * errors mapped for delivery.
  */
 import type { Api } from "grammy";
 import type { Logger } from "pino";
@@ -115,6 +116,12 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
         if (isNotModified(error)) return;
         throw toPortError(error);
       }
+    },
+
+    // Only supergroups and channels have links to their messages (t.me/c/<id without -100>/<message>).
+    async permalink(target, messageId): Promise<string | undefined> {
+      const chat = /^-100(\d+)$/.exec(target.conversationId);
+      return chat && /^\d+$/.test(messageId) ? `https://t.me/c/${chat[1]}/${messageId}` : undefined;
     },
 
     async typing(target): Promise<void> {

@@ -1,6 +1,8 @@
 /**
- * Delivery: one outbound queue per target, for every channel. The gateway posts progress lines,
- * answers and approval cards through it; see target-queue.ts. A queue is made on first use and
+ * Delivery: one outbound queue per target, for every channel. The gateway posts progress, answers
+ * and approval cards through it; see target-queue.ts. A task's progress shows the channel's way
+ * (`taskProgress`): one live status message edited within the platform's edit budget
+ * (status-message.ts), a message per batch of lines, or nothing. A queue is made on first use and
  * dropped as soon as it has sent everything, so the queues follow the conversations busy right now,
  * not every conversation the bot has served. What must outlive a queue — when its target may send
  * next, the slots of limits that targets share, and holds after a 429 that named more than one
@@ -14,12 +16,16 @@ import { targetKeyOf, type ReplyTarget } from "../envelope.ts";
 import type { DeliveryPacing, OutboundPort, RateLimitedError } from "../ports.ts";
 import type { Observer } from "../observe/observer.ts";
 import { SendClock } from "./send-clock.ts";
+import { StatusMessage } from "./status-message.ts";
+import { NO_PROGRESS, ProgressLines, type ProgressStyle, type TaskProgress } from "./task-progress.ts";
 import { TargetQueue } from "./target-queue.ts";
 
 export interface ChannelOutlet {
   port: OutboundPort;
   maxMessageChars: number;
   pacing: DeliveryPacing;
+  /** How a task's progress shows (the config's `progress`; default `status`, which needs `port.edit`, else `lines`). */
+  progress?: ProgressStyle;
 }
 
 /**
@@ -65,8 +71,7 @@ export class Delivery {
     const key = targetKeyOf(target);
     const existing = this.queues.get(key);
     if (existing) return existing;
-    const outlet = this.outlets.get(target.channel);
-    if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
+    const outlet = this.outletOf(target);
     this.sweepStaleQueues();
     const interval = outlet.pacing.intervalFor?.(target) ?? outlet.pacing.minIntervalMs;
     const q: TargetQueue = new TargetQueue({
@@ -87,6 +92,30 @@ export class Delivery {
     this.queue(target).progress(line, traceId, target);
   }
 
+  /**
+   * The progress of one task (a turn) answering in `target`, shown the channel's way: a live status
+   * message where the channel can edit (`status`), progress lines (`lines`), or nothing (`off`).
+   */
+  taskProgress(target: ReplyTarget, traceId?: string): TaskProgress {
+    const outlet = this.outlets.get(target.channel);
+    const style = outlet?.progress ?? "status";
+    // A channel delivery does not know cannot take the answer either; that failure is reported there.
+    if (!outlet || style === "off") return NO_PROGRESS;
+    const { port } = outlet;
+    const edit = port.edit?.bind(port);
+    if (style === "lines" || !edit) return new ProgressLines((line) => this.progress(target, line, traceId));
+    return new StatusMessage({
+      inQueue: (call) => this.run(target, call, traceId),
+      send: async (text) => (await port.send(target, { text, kind: "progress" })).id,
+      edit: (messageId, text) => edit(target, messageId, { text, kind: "progress" }),
+      nextEditAt: () => this.nextEditAt(outlet.pacing, target),
+      takeEditSlot: () => this.takeEditSlot(outlet.pacing, target),
+      line: (text) => this.progress(target, text, traceId),
+      maxMessageChars: outlet.maxMessageChars,
+      log: this.log.child({ target: targetKeyOf(target), traceId }),
+    });
+  }
+
   /** Posts text; `as: "notice"` for messages that do not answer (queued, refused). */
   send(target: ReplyTarget, text: string, as: "notice" | "reply" = "reply", traceId?: string): Promise<void> {
     return this.queue(target).text(text, as, traceId, target);
@@ -94,6 +123,12 @@ export class Delivery {
 
   run<T>(target: ReplyTarget, action: () => Promise<T>, traceId?: string): Promise<T> {
     return this.queue(target).action(action, traceId);
+  }
+
+  /** A link that opens a message posted in `target` (an approval card), where its platform has one. */
+  async permalink(target: ReplyTarget, messageId: string): Promise<string | undefined> {
+    const { port } = this.outletOf(target);
+    return port.permalink?.(target, messageId);
   }
 
   /** Queues that exist right now: sending, or keeping an open progress message. */
@@ -135,6 +170,32 @@ export class Delivery {
       if (at > now) await sleep(at - now);
       if (heldUntil() <= Date.now()) return;
     }
+  }
+
+  /** The edit limits the target's platform declares (default: one edit per `minIntervalMs` per target), as clock keys. */
+  private editLimits(pacing: DeliveryPacing, target: ReplyTarget): Array<{ key: string; intervalMs: number }> {
+    const declared = pacing.editLimits?.(target) ?? [{ key: `edit:${targetKeyOf(target)}`, intervalMs: pacing.minIntervalMs }];
+    return declared.map((l) => ({ key: limitKey(target, l.key), intervalMs: l.intervalMs }));
+  }
+
+  /** When every edit limit of the target is free. Edits are always paced, even where sends are not: a status message can wait. */
+  private nextEditAt(pacing: DeliveryPacing, target: ReplyTarget): number {
+    return Math.max(Date.now(), ...this.editLimits(pacing, target).map((l) => this.clock.freeAt(l.key)));
+  }
+
+  /** Takes a slot of every edit limit now, if all are free: the next edit goes an interval after this one started. */
+  private takeEditSlot(pacing: DeliveryPacing, target: ReplyTarget): boolean {
+    const now = Date.now();
+    const limits = this.editLimits(pacing, target);
+    if (limits.some((l) => this.clock.freeAt(l.key) > now)) return false;
+    for (const l of limits) this.clock.holdUntil(l.key, now + l.intervalMs, now);
+    return true;
+  }
+
+  private outletOf(target: ReplyTarget): ChannelOutlet {
+    const outlet = this.outlets.get(target.channel);
+    if (!outlet) throw new Error(`no channel registered for delivery: ${target.channel}`);
+    return outlet;
   }
 
   /** A 429 that named the conversation or the whole bot holds every queue it covers; one for the target only holds that queue, which waits by itself. */

@@ -9,13 +9,13 @@ import { sessionKeyOf, type IngressEnvelope } from "../envelope.ts";
 import type { ApprovalDecision } from "../approval/types.ts";
 import type { PendingApprovals } from "../approval/pending-approvals.ts";
 import type { Delivery } from "../delivery/delivery.ts";
-import { keepTyping } from "../delivery/typing.ts";
+import type { TaskProgress } from "../delivery/task-progress.ts";
+import { keepTyping, type TypingIndicator } from "../delivery/typing.ts";
 import { LeaseLostError, resumeTurn, runTurn } from "../engine/turn.ts";
 import { decodeTurnRecord, type TurnRecord } from "../engine/turn-record.ts";
 import type { TurnEvent, TurnResult, TurnState } from "../engine/types.ts";
 import type { ChatMessage } from "../model/types.ts";
 import type { Observer } from "../observe/observer.ts";
-import { progressLine } from "../observe/progress.ts";
 import type { Store, StoredTurn } from "../store/store.ts";
 import type { RunningTurn, SessionLanes } from "./lanes.ts";
 import type { ChannelRuntime } from "./gateway.ts";
@@ -141,9 +141,11 @@ export class TurnDriver {
     const controller = new AbortController();
     const running: RunningTurn = { turnId, traceId, senderId: env.sender.id, controller, startedAt: Date.now(), text: env.text };
     const end = lanes.begin(sessionKey, running);
+    const progress = delivery.taskProgress(env.replyTo, traceId);
+    let typing: TypingIndicator | undefined;
     const emit = (event: TurnEvent) => {
-      const line = progressLine(event);
-      if (line) delivery.progress(env.replyTo, line, traceId);
+      progress.event(event);
+      typing?.follow(event);
     };
     const stateWith = (history: ChatMessage[]): TurnState => ({
       turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,
@@ -155,13 +157,19 @@ export class TurnDriver {
     };
     const computing = (work: () => Promise<TurnResult>) =>
       lanes.compute(async () => {
-        const stopTyping = keepTyping(runtime.port, env.replyTo, log);
+        const indicator = (typing = keepTyping(runtime.port, env.replyTo, log));
+        let answering = false;
         try {
-          return await work();
+          const result = await work();
+          answering = result.status !== "parked";
+          return result;
         } finally {
-          stopTyping();
+          // No indicator while a person is waited for; after the last step it goes with the answer.
+          if (answering) indicator.stop();
+          else indicator.clear();
         }
       });
+    let answered: Promise<unknown> | undefined;
     const history = async () => trimHistory(await store.loadHistory(sessionKey, this.o.historyLimit));
 
     try {
@@ -176,15 +184,18 @@ export class TurnDriver {
       while (result.status === "parked") {
         if (result.reason === "shutdown" || !result.approvalId || options.waitParked === false) return "parked";
         running.waitingFor = { approvalId: result.approvalId, tool: result.tool, since: Date.now() };
+        void this.linkCard(result.approvalId, progress);
         const decision = await this.decisionFor(result.approvalId, controller.signal);
         running.waitingFor = undefined;
         if (!decision) return "parked"; // shutting down: the parked turn stays in the store
+        progress.decided(decision);
         const stored = await store.getTurn(turnId);
         if (!stored) throw new Error(`the parked turn ${turnId} is gone from the store`);
         const record = decodeTurnRecord(stored);
         result = await computing(async () => resumeTurn(runtime.exec, stateWith(await history()), record, decision));
       }
       if (running.discard) {
+        void progress.finish("cancelled");
         await store.deleteValue(`${INFLIGHT}${traceId}`);
         return "finished";
       }
@@ -192,8 +203,10 @@ export class TurnDriver {
       await store.appendHistory(sessionKey, result.newMessages);
       const text =
         result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
-      // The answer leaves through the thread's queue after the turn lets go of its lane.
-      const posted = this.answer(env, text).then(async (delivered) => {
+      // The answer leaves through the thread's queue after the turn lets go of its lane; the status
+      // message's summary follows in its next edit slot.
+      void progress.finish(result.status);
+      const posted = (answered = this.answer(env, text)).then(async (delivered) => {
         observer.emit({ event: delivered ? "reply.delivered" : "reply.failed", traceId, sessionKey, status: result.status });
         await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
       });
@@ -206,11 +219,35 @@ export class TurnDriver {
       }
       log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
       await store.deleteTurn(turnId).catch(() => {});
+      void progress.finish("failed");
       await this.answer(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);
       await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
       return "finished";
     } finally {
       end();
+      void Promise.resolve(answered).finally(() => typing?.clear());
+    }
+  }
+
+  /**
+   * While a turn waits on a card: once the card is posted, hands its link to the task's progress
+   * (where the platform has links). The card leaves through its queue a moment after the turn parks.
+   */
+  private async linkCard(approvalId: string, progress: TaskProgress): Promise<void> {
+    try {
+      // A paced chat may hold the card for a few slots; past half a minute the line goes without a link.
+      for (let waited = 0, wait = 100; waited < 30_000; waited += wait, wait = Math.min(wait * 2, 2000)) {
+        const record = await this.o.store.getApproval(approvalId);
+        if (!record || record.state !== "pending") return;
+        if (record.cardMessageId) {
+          const link = await this.o.delivery.permalink(record.target, record.cardMessageId);
+          if (link) progress.cardLink(link);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    } catch (err) {
+      this.o.log.debug({ approvalId, err: (err as Error).message }, "no link to the approval card");
     }
   }
 

@@ -133,15 +133,19 @@ export function runChannelContract(name: string, makeHarness: () => Promise<Chan
       expect(messagesOf(followUp).some((m) => m.role === "user" && String(m.content).includes("remember the word pelican"))).toBe(true);
     });
 
-    it("posts progress lines in the thread before the answer", async () => {
+    it("shows a task's progress in one status message before the answer, closed with its summary", async () => {
       const { h, tb } = await setup();
       routeModel(tb.model, [{ when: "what time", first: callTools({ name: "clock" }), then: { text: "Here is the time you asked for." } }]);
       const posted = await h.userSays("what time is it?", { userId });
-      const seen = await seenWith(h, posted, "Here is the time");
-      const progressAt = seen.findIndex((m) => m.text.includes("✅ clock"));
+      await seenWith(h, posted, "Here is the time");
+      // The summary follows the answer in the status message's next edit slot.
+      const seen = await seenWith(h, posted, /✅ 1 step in [\d.]+ s/);
+      const statusAt = seen.findIndex((m) => m.text.includes("✅ clock ("));
       const answerAt = seen.findIndex((m) => m.text.includes("Here is the time"));
-      expect(progressAt).toBeGreaterThanOrEqual(0);
-      expect(progressAt).toBeLessThan(answerAt);
+      expect(statusAt).toBe(0);
+      expect(answerAt).toBe(1);
+      expect(seen).toHaveLength(2);
+      expect(seen[0]!.text).toMatch(/✅ 1 step in [\d.]+ s$/);
       expect(clock.runs).toBe(1);
     });
 

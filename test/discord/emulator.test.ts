@@ -42,6 +42,16 @@ describe("Discord emulator limits", () => {
     expect((await api(emulator, "POST", `/channels/${emulator.textChannelId}/messages`, { content: "hi" })).status).toBe(200);
   });
 
+  it("limits the edits of one channel's messages to its route bucket, with 429", async () => {
+    emulator = await startDiscordEmulator({ editBucket: { limit: 5, windowMs: 5000 } });
+    const posted = await api(emulator, "POST", `/channels/${emulator.textChannelId}/messages`, { content: "status 0" });
+    const path = `/channels/${emulator.textChannelId}/messages/${String(posted.body!.id)}`;
+    for (let i = 1; i <= 5; i++) expect((await api(emulator, "PATCH", path, { content: `status ${i}` })).status).toBe(200);
+    const res = await api(emulator, "PATCH", path, { content: "one too many" });
+    expect(res.status).toBe(429);
+    expect(Number(res.body!.retry_after)).toBeGreaterThan(4);
+  });
+
   it("answers Unknown interaction (10062) to a response after the deadline", async () => {
     emulator = await startDiscordEmulator({ ackDeadlineMs: 50 });
     const card = await api(emulator, "POST", `/channels/${emulator.textChannelId}/messages`, {

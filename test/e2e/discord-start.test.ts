@@ -44,7 +44,8 @@ describe("npm start with DISCORD_TOKEN", () => {
     const click = await discord.click({ channelId: posted.id, messageId: card.id, customId: approve.custom_id!, userId: user });
     await discord.interactionSettled(click);
     await waitUntil(() => expect(inThread().map((m) => m.content).join("\n")).toContain("Done: todo.txt is written."), { timeout: 10_000 });
-    expect(inThread().map((m) => m.content).join("\n")).toMatch(/✅ write_file/);
+    // The status message shows the finished call (and the summary) in its next edit slot.
+    await waitUntil(() => expect(inThread().map((m) => m.content).join("\n")).toMatch(/✅ write_file[\s\S]*✅ 1 step in/));
     expect(buttons(discord.messages(posted.id).find((m) => m.id === card.id)!)).toHaveLength(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "todo.txt"), "utf8")).toBe("buy milk");
     expect(await bot.stop()).toBe(0);

@@ -44,7 +44,8 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
 
     await slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);
     await waitUntil(() => expect(thread().map((m) => m.text).join("\n")).toContain("Wrote *plan.md*."), { timeout: 10_000 });
-    expect(thread().map((m) => m.text).join("\n")).toMatch(/✅ write_file/);
+    // The status message shows the finished call (and the summary) in its next edit slot.
+    await waitUntil(() => expect(thread().map((m) => m.text).join("\n")).toMatch(/✅ write_file[\s\S]*✅ 1 step in/));
     expect(buttonsOf(slack.world.findMessage(CHANNEL, card.ts)!.blocks)).toHaveLength(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "plan.md"), "utf8")).toBe("ship it");
     expect(await bot.stop()).toBe(0);

@@ -37,8 +37,8 @@ describe("npm start with TELEGRAM_BOT_TOKEN", () => {
     const click = telegram.clickButton({ chatId: 4242, messageId: card.message_id, data: approve.callback_data!, from: { id: 4242 } });
     await click.answered;
     await waitUntil(() => expect(telegram.botMessages(4242).map((m) => m.text).join("\n")).toContain("Saved note.txt for you & the team <3"), { timeout: 10_000 });
-    const texts = telegram.botMessages(4242).map((m) => m.text);
-    expect(texts.join("\n")).toMatch(/✅ write_file/);
+    // The status message shows the finished call (and the summary) in its next edit slot.
+    await waitUntil(() => expect(telegram.botMessages(4242).map((m) => m.text).join("\n")).toMatch(/✅ write_file[\s\S]*✅ 1 step in/));
     expect(telegram.botMessages(4242).find((m) => m.message_id === card.message_id)!.reply_markup?.inline_keyboard?.length ?? 0).toBe(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "note.txt"), "utf8")).toBe("from telegram");
 

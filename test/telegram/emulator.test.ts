@@ -52,6 +52,18 @@ describe("telegram emulator limits the bot relies on", () => {
     expect(err?.parameters.retry_after).toBeGreaterThan(50);
   });
 
+  it("limits edits in a group to 20 a minute, apart from its messages", async () => {
+    emu = await startTelegramEmulator({ limits: { perChatBurst: 100 } });
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    emu.userMessage({ text: "hi", chat: { id: -6, type: "group", title: "G" } });
+    const sent = await api.sendMessage(-6, "status 0");
+    for (let i = 1; i <= 20; i++) await api.editMessageText(-6, sent.message_id, `status ${i}`);
+    const err = await apiError(api.editMessageText(-6, sent.message_id, "one too many"));
+    expect(err?.error_code).toBe(429);
+    expect(err?.parameters.retry_after).toBeGreaterThan(50);
+    expect((await api.sendMessage(-6, "a message still goes")).text).toBe("a message still goes");
+  });
+
   it("answers 401 for a wrong token", async () => {
     const { emu } = await setup();
     const err = await apiError(new Api("1:nope", { apiRoot: emu.apiRoot }).getMe());

@@ -23,6 +23,8 @@ export interface DiscordEmulatorOptions {
   /** How long an interaction may wait for its first response (default 3,000 ms, as Discord). */
   ackDeadlineMs?: number;
   heartbeatIntervalMs?: number;
+  /** Message edits one channel's route bucket takes (default 5 per 5,000 ms). */
+  editBucket?: { limit: number; windowMs: number };
 }
 
 /** Routes that accept injected faults (names as recorded in `calls[].route`). */
@@ -64,6 +66,7 @@ export type DiscordEmulator = Awaited<ReturnType<typeof startDiscordEmulator>>;
 /** Starts the emulator on an ephemeral port. */
 export async function startDiscordEmulator(options: DiscordEmulatorOptions = {}) {
   const state = new DiscordState(options.token ?? "emulator-bot-token");
+  if (options.editBucket) state.editBucket = options.editBucket;
   // One settings object for the gateway and the REST API, so the intent's flag and the 4014 always agree.
   const settings: GatewayOptions = {
     messageContentIntent: options.messageContentIntent ?? true,

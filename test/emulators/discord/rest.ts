@@ -152,7 +152,10 @@ const ROUTES: Route[] = [
       if (!message || message.ephemeralFor) return unknownMessage;
       if (message.author.id !== ctx.state.bot.id) return error(403, 50005, "Cannot edit a message authored by another user");
       const parsed = parse(MessageEditSchema, body);
-      return isReply(parsed) ? parsed : applyEdit(ctx, message, parsed);
+      if (isReply(parsed)) return parsed;
+      const wait = ctx.state.takeEditSlot(params[0]!);
+      if (wait !== undefined) return faultReply({ status: 429, retryAfter: wait });
+      return applyEdit(ctx, message, parsed);
     },
   },
   {

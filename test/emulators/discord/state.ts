@@ -110,6 +110,9 @@ export class DiscordState {
   readonly faults = new Map<string, Fault[]>();
   /** Application commands the bot registered, by scope ("global" or a guild id). */
   readonly commands = new Map<string, unknown[]>();
+  /** The route bucket of message edits in one channel: this many per window (Discord: about 5 per 5 s). */
+  editBucket = { limit: 5, windowMs: 5000 };
+  private readonly editTimes = new Map<string, number[]>();
   private counter = 0n;
 
   constructor(token: string) {
@@ -175,6 +178,18 @@ export class DiscordState {
     };
     this.messagesIn(message.channel_id).push(message);
     return message;
+  }
+
+  /**
+   * Counts an edit of a message in `channelId` against its route bucket; returns the seconds to
+   * wait when the bucket is empty (the edit is then refused and not counted).
+   */
+  takeEditSlot(channelId: string, now = Date.now()): number | undefined {
+    const times = (this.editTimes.get(channelId) ?? []).filter((t) => now - t < this.editBucket.windowMs);
+    this.editTimes.set(channelId, times);
+    if (times.length >= this.editBucket.limit) return Math.max(0.001, (times[0]! + this.editBucket.windowMs - now) / 1000);
+    times.push(now);
+    return undefined;
   }
 
   /** Takes the fault queued for `route`, if any. */

@@ -43,6 +43,37 @@ describe("Slack emulator limits the bot relies on", () => {
     expect(r).toMatchObject({ status: 429, retryAfter: "3", body: { ok: false, error: "ratelimited" } });
   });
 
+  it("limits chat.update to 50 a minute across the workspace, with 429 and Retry-After", async () => {
+    const posted = await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "0" });
+    const ts = (posted.body as { ts?: string }).ts;
+    for (let i = 1; i <= 50; i++) expect((await call(emu, "chat.update", { channel: "C0GENERAL", ts, text: String(i) })).body.ok).toBe(true);
+    const r = await call(emu, "chat.update", { channel: "C0GENERAL", ts, text: "one too many" });
+    expect(r).toMatchObject({ status: 429, body: { ok: false, error: "ratelimited" } });
+    expect(Number(r.retryAfter)).toBeGreaterThan(50);
+  });
+
+  it("keeps an assistant thread's status until it is cleared or the app replies in the thread", async () => {
+    const parent = await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "question" });
+    const thread_ts = (parent.body as { ts?: string }).ts!;
+    await call(emu, "assistant.threads.setStatus", { channel_id: "C0GENERAL", thread_ts, status: "is working…" });
+    expect(emu.world.threadStatus("C0GENERAL", thread_ts)).toBe("is working…");
+    await call(emu, "assistant.threads.setStatus", { channel_id: "C0GENERAL", thread_ts, status: "" });
+    expect(emu.world.threadStatus("C0GENERAL", thread_ts)).toBe("");
+    await call(emu, "assistant.threads.setStatus", { channel_id: "C0GENERAL", thread_ts, status: "is running shell…" });
+    await call(emu, "chat.postMessage", { channel: "C0GENERAL", thread_ts, text: "the answer" });
+    expect(emu.world.threadStatus("C0GENERAL", thread_ts)).toBe("");
+  });
+
+  it("gives a permalink to a message, naming its thread", async () => {
+    const parent = await call(emu, "chat.postMessage", { channel: "C0GENERAL", text: "question" });
+    const thread_ts = (parent.body as { ts?: string }).ts!;
+    const reply = await call(emu, "chat.postMessage", { channel: "C0GENERAL", thread_ts, text: "card" });
+    const ts = (reply.body as { ts?: string }).ts!;
+    const r = await call(emu, "chat.getPermalink", { channel: "C0GENERAL", message_ts: ts });
+    expect((r.body as { permalink?: string }).permalink).toBe(`https://emulated.slack.com/archives/C0GENERAL/p${ts.replace(".", "")}?thread_ts=${thread_ts}&cid=C0GENERAL`);
+    expect((await call(emu, "chat.getPermalink", { channel: "C0GENERAL", message_ts: "1.000001" })).body.error).toBe("message_not_found");
+  });
+
   it("tells a bad token from a missing one, and an unknown channel from both", async () => {
     expect((await call(emu, "auth.test", {}, "xoxb-nope")).body.error).toBe("invalid_auth");
     expect((await call(emu, "auth.test", {}, "")).body.error).toBe("not_authed");

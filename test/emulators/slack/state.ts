@@ -1,7 +1,8 @@
 /**
  * The Slack emulator's world: the workspace (bot, users, channels), every message as a
- * person would see it, ephemeral messages, the record of Web API calls, injected faults
- * and ack timings. The HTTP and Socket Mode parts read and write it; tests read it.
+ * person would see it, ephemeral messages, assistant thread statuses, the record of Web API calls,
+ * the chat.update rate limit, injected faults and ack timings. The HTTP and Socket Mode parts read
+ * and write it; tests read it.
  */
 import { MANIFEST_BOT_SCOPES } from "./scopes.ts";
 
@@ -75,6 +76,8 @@ export interface WorkspaceOptions {
   channels?: string[];
   /** Bot scopes the app was granted (default: every bot scope in adapters/slack/manifest.json). */
   scopes?: string[];
+  /** chat.update calls the workspace accepts in any minute before answering 429 (default 50: Tier 3). */
+  updatesPerMinute?: number;
 }
 
 /** The emulator's mutable state. */
@@ -94,6 +97,10 @@ export class SlackWorld {
   readonly calls: RecordedCall[] = [];
   readonly acks: AckTiming[] = [];
   readonly faults = new Map<string, Fault[]>();
+  /** What each assistant thread shows as the app's status ("channel:thread_ts" → status); cleared when the app posts there. */
+  readonly threadStatuses = new Map<string, string>();
+  readonly updatesPerMinute: number;
+  private updateTimes: number[] = [];
   private lastTs = 0;
   private waiters = new Set<() => void>();
 
@@ -105,6 +112,7 @@ export class SlackWorld {
     this.botId = options.botId ?? "B0BOT";
     this.appId = options.appId ?? "A0APP";
     this.scopes = [...(options.scopes ?? MANIFEST_BOT_SCOPES)];
+    this.updatesPerMinute = options.updatesPerMinute ?? 50;
     const users = options.users ?? [
       { id: "U0ALICE", name: "alice", realName: "Alice Example" },
       { id: "U0BOB", name: "bob", realName: "Bob Example" },
@@ -133,6 +141,22 @@ export class SlackWorld {
     this.messages.push(message);
     this.changed();
     return message;
+  }
+
+  /** The status an assistant thread shows now ("" when none). */
+  threadStatus(channel: string, threadTs: string): string {
+    return this.threadStatuses.get(`${channel}:${threadTs}`) ?? "";
+  }
+
+  /**
+   * Counts a chat.update against the workspace's minute; returns the seconds to wait when it is over
+   * the limit (the call is then refused and not counted).
+   */
+  takeUpdateSlot(now = Date.now()): number | undefined {
+    this.updateTimes = this.updateTimes.filter((t) => now - t < 60_000);
+    if (this.updateTimes.length >= this.updatesPerMinute) return Math.max(1, Math.ceil((this.updateTimes[0]! + 60_000 - now) / 1000));
+    this.updateTimes.push(now);
+    return undefined;
   }
 
   findMessage(channel: string, ts: string): EmulatedMessage | undefined {

@@ -63,6 +63,7 @@ const EphemeralArgs = MessageArgs.extend({ user: z.string().min(1) });
 const StatusArgs = z.object({ channel_id: z.string().min(1), thread_ts: z.string().min(1), status: z.string() });
 const UsersInfoArgs = z.object({ user: z.string().min(1) });
 const RepliesArgs = z.object({ channel: z.string().min(1), ts: z.string().min(1) });
+const PermalinkArgs = z.object({ channel: z.string().min(1), message_ts: z.string().min(1) });
 
 /** Text/blocks checks shared by postMessage, update and postEphemeral. */
 function contentProblem(args: z.infer<typeof MessageArgs>): Answer | undefined {
@@ -107,6 +108,8 @@ function runMethod(world: SlackWorld, method: string, args: Args, kind: TokenKin
       const bad = contentProblem(a.data);
       if (bad) return bad;
       if (a.data.thread_ts && !world.findMessage(a.data.channel, a.data.thread_ts)) return fail("thread_not_found");
+      // A reply from the app clears its status in that thread.
+      if (a.data.thread_ts) world.threadStatuses.delete(`${a.data.channel}:${a.data.thread_ts}`);
       const ts = world.nextTs();
       world.addMessage({
         channel: a.data.channel, ts, threadTs: a.data.thread_ts, user: world.botUserId, botId: world.botId,
@@ -123,6 +126,8 @@ function runMethod(world: SlackWorld, method: string, args: Args, kind: TokenKin
       if (msg.user !== world.botUserId) return fail("cant_update_message");
       const bad = contentProblem(a.data);
       if (bad) return bad;
+      const wait = world.takeUpdateSlot();
+      if (wait !== undefined) return { status: 429, headers: { "retry-after": String(wait) }, body: { ok: false, error: "ratelimited" } };
       msg.text = a.data.text ?? "";
       msg.blocks = a.data.blocks;
       msg.edited = true;
@@ -144,7 +149,20 @@ function runMethod(world: SlackWorld, method: string, args: Args, kind: TokenKin
       const a = StatusArgs.safeParse(args);
       if (!a.success) return fail("invalid_arguments");
       if (!world.channels.has(a.data.channel_id)) return fail("channel_not_found");
+      const key = `${a.data.channel_id}:${a.data.thread_ts}`;
+      if (a.data.status) world.threadStatuses.set(key, a.data.status);
+      else world.threadStatuses.delete(key);
+      world.changed();
       return ok();
+    }
+    case "chat.getPermalink": {
+      const a = PermalinkArgs.safeParse(args);
+      if (!a.success) return fail("invalid_arguments");
+      if (!world.channels.has(a.data.channel)) return fail("channel_not_found");
+      const msg = world.findMessage(a.data.channel, a.data.message_ts);
+      if (!msg) return fail("message_not_found");
+      const thread = msg.threadTs ? `?thread_ts=${msg.threadTs}&cid=${msg.channel}` : "";
+      return ok({ channel: msg.channel, permalink: `https://emulated.slack.com/archives/${msg.channel}/p${msg.ts.replace(".", "")}${thread}` });
     }
     case "conversations.replies": {
       const a = RepliesArgs.safeParse(args);

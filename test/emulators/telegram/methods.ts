@@ -11,6 +11,8 @@ import type { ApiAnswer } from "./updates.ts";
 export interface Limits {
   perChatBurst: number;
   groupPerMinute: number;
+  /** Edits of messages in one group per minute (editMessageText). */
+  groupEditsPerMinute: number;
 }
 
 export const ok = (result: unknown): ApiAnswer => ({ status: 200, body: { ok: true, result } });
@@ -162,6 +164,8 @@ export function createMethods(state: EmulatorState, limits: Limits, hooks: { onW
     if (message.text === text.visible && JSON.stringify(message.reply_markup) === JSON.stringify(markup)) {
       return badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message");
     }
+    const wait = state.takeEditSlot(message.chat, limits);
+    if (wait !== undefined) return fail(429, `Too Many Requests: retry after ${wait}`, { retry_after: wait });
     message.text = text.visible;
     message.sentText = p.data.text;
     message.edit_date = Math.floor(Date.now() / 1000);

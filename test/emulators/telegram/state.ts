@@ -1,7 +1,7 @@
 /**
  * What the Telegram emulator remembers: chats, every message (the bot's and the users'), the
  * queue of updates not yet confirmed by the bot, callback queries waiting for an answer, the
- * record of every API call, and the per-chat send rate the real Bot API limits.
+ * record of every API call, and the per-chat send and edit rates the real Bot API limits.
  */
 
 export interface TgUser {
@@ -107,6 +107,7 @@ export class EmulatorState {
   private nextMessageId = new Map<number, number>();
   private nextCallbackId = 1;
   private sendTimes = new Map<number, number[]>();
+  private editTimes = new Map<number, number[]>();
   /** Wakes waiting long polls and the webhook pusher when an update arrives. */
   private listeners = new Set<() => void>();
 
@@ -175,14 +176,23 @@ export class EmulatorState {
    * (a burst of `perChatBurst` within a second; `groupPerMinute` within a minute in groups).
    */
   takeSendSlot(chat: TgChat, limits: { perChatBurst: number; groupPerMinute: number }, now = Date.now()): number | undefined {
-    const times = (this.sendTimes.get(chat.id) ?? []).filter((t) => now - t < 60_000);
-    this.sendTimes.set(chat.id, times);
+    return this.takeSlot(this.sendTimes, chat, limits.perChatBurst, limits.groupPerMinute, now);
+  }
+
+  /** Counts an edit of a message in a chat, as `takeSendSlot` counts sends (edits have a budget of their own). */
+  takeEditSlot(chat: TgChat, limits: { perChatBurst: number; groupEditsPerMinute: number }, now = Date.now()): number | undefined {
+    return this.takeSlot(this.editTimes, chat, limits.perChatBurst, limits.groupEditsPerMinute, now);
+  }
+
+  private takeSlot(log: Map<number, number[]>, chat: TgChat, perChatBurst: number, groupPerMinute: number, now: number): number | undefined {
+    const times = (log.get(chat.id) ?? []).filter((t) => now - t < 60_000);
+    log.set(chat.id, times);
     const lastSecond = times.filter((t) => now - t < 1000);
-    if (lastSecond.length >= limits.perChatBurst) {
+    if (lastSecond.length >= perChatBurst) {
       return Math.max(1, Math.ceil((lastSecond[0]! + 1000 - now) / 1000));
     }
     const isGroup = chat.type === "group" || chat.type === "supergroup";
-    if (isGroup && times.length >= limits.groupPerMinute) {
+    if (isGroup && times.length >= groupPerMinute) {
       return Math.max(1, Math.ceil((times[0]! + 60_000 - now) / 1000));
     }
     times.push(now);
