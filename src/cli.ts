@@ -1,6 +1,8 @@
 /**
- * The `gatehouse` command: start, doctor, status, logs, explain, receipts verify, store copy.
- * The CLI's own output goes to stdout/stderr; configuration errors are printed without a stack trace.
+ * The `gatehouse` command: start, doctor, status, logs, explain, receipts verify, store copy,
+ * schedules, config, slack manifest, discord invite. Every command takes `--help`; `--version`
+ * prints the package version. The CLI's own output goes to stdout/stderr; configuration errors are
+ * printed without a stack trace.
  */
 import { ConfigError } from "./config/load.ts";
 import { runStart } from "./cli/start.ts";
@@ -11,11 +13,15 @@ import { runStatus } from "./cli/status.ts";
 import { runLogs } from "./cli/logs.ts";
 import { runStore } from "./cli/store-copy.ts";
 import { runSchedules } from "./cli/schedules.ts";
+import { runConfig } from "./cli/config.ts";
+import { runSlack } from "./cli/slack-manifest.ts";
+import { runDiscord } from "./cli/discord-invite.ts";
+import { COMMAND_HELP, packageVersion, wantsHelp } from "./cli/help.ts";
 
 const USAGE = `Usage: gatehouse <command> [options]
 
 Commands:
-  start                         run the bot in the foreground (npm start)
+  start [--demo]                run the bot in the foreground (npm start; --demo: the built-in demo model)
   doctor                        check configuration and environment, with fixes
   status [--deep]               is the bot running; channels, model, MCP, turns, approvals
   logs [--follow] [--json] [--trace ID] [--session KEY] [--since 10m]
@@ -29,12 +35,20 @@ Commands:
                                 for several replicas
   schedules [list] | schedules run NAME
                                 scheduled tasks with their next and last run; run one now
+  config schema | show | docs   the config file's JSON Schema, the effective config (secrets
+                                masked), the reference of every key
+  slack manifest [--http --url URL]
+                                the Slack app manifest, for Socket Mode or the HTTP Events API
+  discord invite                the URL that adds the bot to a server, with the permissions it needs
+
+  gatehouse <command> --help    what a command does and takes
+  gatehouse --version           the version
 `;
 
 type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
-  start: () => runStart(),
+  start: (argv) => runStart(argv),
   explain: (argv) => runExplain(argv),
   receipts: (argv) => runReceipts(argv),
   doctor: (argv) => runDoctor(argv),
@@ -42,10 +56,18 @@ const COMMANDS: Record<string, Command> = {
   logs: (argv) => runLogs(argv),
   store: (argv) => runStore(argv),
   schedules: (argv) => runSchedules(argv),
+  config: (argv) => runConfig(argv),
+  slack: (argv) => runSlack(argv),
+  discord: (argv) => runDiscord(argv),
 };
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-v" || name === "version") {
+    process.stdout.write(`gatehouse ${packageVersion()}\n`);
+    return 0;
+  }
+  if (name === "help" && rest[0] && COMMANDS[rest[0]]) return help(rest[0]);
   if (!name || name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(USAGE);
     return name ? 0 : 2;
@@ -55,7 +77,23 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`gatehouse: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
-  return command(rest);
+  if (wantsHelp(rest) && COMMAND_HELP[name]) return help(name);
+  try {
+    return await command(rest);
+  } catch (err) {
+    // An unknown option or a missing value: say so, and where the command's options are listed.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!code?.startsWith("ERR_PARSE_ARGS")) throw err;
+    process.stderr.write(`gatehouse ${name}: ${(err as Error).message.split(". To specify a positional argument")[0]}\nSee \`gatehouse ${name} --help\`.\n`);
+    return 2;
+  }
+}
+
+async function help(name: string): Promise<number> {
+  // `store` keeps its own, longer help text.
+  if (!COMMAND_HELP[name]) return COMMANDS[name]!(["--help"]);
+  process.stdout.write(COMMAND_HELP[name]);
+  return 0;
 }
 
 main(process.argv.slice(2)).then(

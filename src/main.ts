@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { channelsToStart, configSecrets, modelEndpointProblem, ConfigError } from "./config/load.ts";
 import { assertWorkspaceIsolated } from "./config/workspace-isolation.ts";
 import type { ChannelName, Config } from "./config/schema.ts";
-import type { ChannelAdapter } from "./ports.ts";
+import { ChannelSetupError, type ChannelAdapter, type ChannelSetup } from "./ports.ts";
 import { createLogger } from "./observe/logger.ts";
 import { createObserver, type Observer } from "./observe/observer.ts";
 import { openStore } from "./store/open-store.ts";
@@ -24,6 +24,7 @@ import { createModelClient } from "./model/openai-client.ts";
 import type { ModelClient } from "./model/types.ts";
 import { checkModelEndpoint } from "./model/endpoint-check.ts";
 import { Delivery } from "./delivery/delivery.ts";
+import { progressStyleFor } from "./delivery/task-progress.ts";
 import { PendingApprovals } from "./approval/pending-approvals.ts";
 import { approvalManagerFor } from "./approval/choose-manager.ts";
 import { Gateway } from "./gateway/gateway.ts";
@@ -35,6 +36,10 @@ import { createReceiptSigner } from "./observe/receipt-signer.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
 import { watchChannelHealth } from "./observe/channel-health.ts";
 import { openRotatingLog } from "./observe/log-files.ts";
+import { startHttpServer, type HttpServer } from "./http/server.ts";
+import { Readiness, type ReadinessCheck } from "./http/readiness.ts";
+import { mountHealthRoutes } from "./http/health-routes.ts";
+import { mountTurnsApi } from "./http/turns-api.ts";
 
 export interface BotOptions {
   /** Adapters to run instead of the ones the config names (tests, embedding). */
@@ -62,6 +67,8 @@ export interface Bot {
   adapters: ChannelAdapter[];
   mcp: McpHub;
   log: Logger;
+  /** The one HTTP server (health, readiness, Slack's Events API, the Telegram webhook), when PORT is set. */
+  http?: HttpServer;
   /** Cancels running turns, flushes queues, stops channels and closes the store. */
   stop(): Promise<void>;
 }
@@ -93,11 +100,33 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   mkdirSync(config.workspace!, { recursive: true });
   const log =
     options.log ?? createLogger({ level: config.logLevel, secrets: configSecrets(config), destinations: logDestinations(config, channelNames) });
+  const readiness = new Readiness(channelNames);
+  // One HTTP server on PORT, up first: /healthz answers while the rest starts, /readyz says what is still missing.
+  const http = config.httpPort === undefined ? undefined : await startHttpServer({ port: config.httpPort, host: config.httpHost ?? "0.0.0.0", log });
+  if (http) mountHealthRoutes(http, readiness);
+  try {
+    return await startParts(config, options, { channelNames, log, http, readiness });
+  } catch (err) {
+    await http?.close();
+    throw err;
+  }
+}
+
+/** What startBot set up before the rest starts. */
+interface StartContext {
+  channelNames: ChannelName[];
+  log: Logger;
+  http: HttpServer | undefined;
+  readiness: Readiness;
+}
+
+async function startParts(config: Config, options: BotOptions, { channelNames, log, http, readiness }: StartContext): Promise<Bot> {
   const observer = createObserver(log);
   const store = await openStore({
     dataDir: config.dataDir, databaseUrl: config.databaseUrl,
     onConnectionError: (err) => log.warn({ err: err.message }, "database connection dropped; the pool reconnects"),
   });
+  readiness.storeOpened(() => store.getValue("gatehouse.readyz"));
   // Several replicas share the database: sessions are leased and their messages wait in durable inboxes.
   const coordination = config.databaseUrl ? await openCoordination(config.databaseUrl, store) : undefined;
   const status = new RuntimeStatus(config.dataDir, observer);
@@ -140,7 +169,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   options.hooks?.(hooks);
 
   if (!options.model) {
-    const check = await checkModelEndpoint(config.model.baseURL ?? "https://api.openai.com/v1", config.model.apiKey);
+    const checkEndpoint = () => checkModelEndpoint(config.model.baseURL ?? "https://api.openai.com/v1", config.model.apiKey);
+    const check = await checkEndpoint();
     if (!check.ok && check.fatal) {
       await mcp.close();
       await coordination?.close();
@@ -148,7 +178,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       throw new ConfigError([check.message]);
     }
     if (!check.ok) log.warn({ detail: check.message }, "model endpoint check");
-  }
+    readiness.modelChecked(asReadiness(check), async () => asReadiness(await checkEndpoint()));
+  } else readiness.modelChecked({ ok: true, detail: "a model client in this process" });
   const model =
     options.model ??
     createModelClient({
@@ -171,7 +202,18 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     },
   });
 
-  const created = options.adapters ?? (await createChannelAdapters(config, channelNames, log, options.onShutdownRequest, store));
+  const shared = {
+    log, http, httpHost: config.httpHost, onShutdownRequest: options.onShutdownRequest,
+    values: { get: (key: string) => store.getValue(key), set: (key: string, value: string) => store.setValue(key, value) },
+  };
+  const created =
+    options.adapters ??
+    (await createChannelAdapters(config, channelNames, shared).catch(async (err: unknown) => {
+      await mcp.close();
+      await coordination?.close();
+      await store.close();
+      throw err;
+    }));
   // With replicas, only one holds Discord's single gateway connection; the others stand by.
   const adapters = created.map((a) =>
     coordination && a.channel === "discord" ? leasedChannel(a, coordination, log.child({ channel: a.channel }), config.gateway.leaseTtlMs) : a,
@@ -179,6 +221,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   for (const adapter of adapters) {
     delivery.addChannel(adapter.channel, {
       port: adapter.port, maxMessageChars: adapter.capabilities.maxMessageChars, pacing: adapter.pacing,
+      progress: progressStyleFor(config, adapter.channel),
     });
     const exec: ResolvedExecution = {
       model, catalog, hooks, store, observer, log, receipts, activation,
@@ -200,6 +243,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     for (const adapter of adapters) {
       await adapter.start(gateway.sink());
       started.push(adapter);
+      readiness.channelStarted(adapter);
       log.info({ channel: adapter.channel }, "channel started");
     }
   } catch (err) {
@@ -224,6 +268,13 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       })
     : undefined;
   await scheduler?.start();
+  // Triggered turns for CI jobs and alert hooks, on the one HTTP server.
+  if (http) {
+    mountTurnsApi(http, {
+      token: config.apiToken, store, observer, run: (env) => gateway.task(env),
+      capabilitiesOf: (channel) => adapters.find((a) => a.channel === channel)?.capabilities,
+    });
+  }
   const stopWatching = watchChannelHealth(started, log, options.onChannelFailed);
   status.started({
     channels: adapters.map((a) => a.channel),
@@ -232,12 +283,15 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     gateway,
     mcp,
   });
+  readiness.started();
+  http?.ready();
 
   let stopping: Promise<void> | undefined;
   return {
-    config, gateway, store, delivery, approvals, observer, adapters, mcp, log,
+    config, gateway, store, delivery, approvals, observer, adapters, mcp, log, http,
     stop() {
       stopping ??= (async () => {
+        readiness.stopping();
         stopWatching();
         scheduler?.stop();
         log.info("shutting down");
@@ -248,6 +302,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         status.stopped();
         await coordination?.close();
         await store.close();
+        await http?.close();
       })();
       return stopping;
     },
@@ -270,82 +325,34 @@ function accessFor(config: Config, channel: string) {
   return { users: ["*"], conversations: ["*"], dm: "open" as const, mentionGate: false, refusalCooldownMs: 600_000 };
 }
 
-/** Builds the adapters of the channels to start, from the config. */
-async function createChannelAdapters(
-  config: Config,
-  channels: ChannelName[],
-  log: Logger,
-  onShutdownRequest: (() => void) | undefined,
-  store: Store,
-): Promise<ChannelAdapter[]> {
+/** What the model endpoint check at start means for readiness. */
+function asReadiness(check: Awaited<ReturnType<typeof checkModelEndpoint>>): ReadinessCheck {
+  return check.ok ? { ok: true } : { ok: false, detail: check.message };
+}
+
+/** What every channel's `fromConfig` receives besides its own config section. */
+type SharedSetup = Omit<ChannelSetup<unknown>, "settings">;
+
+/**
+ * One registration line per platform: its adapter builds itself from its config section. Each
+ * platform's SDK is loaded only when its channel starts (a Telegram bot never loads discord.js).
+ */
+const CHANNELS: Record<ChannelName, (config: Config, setup: SharedSetup) => Promise<ChannelAdapter>> = {
+  console: async (_, setup) => (await import("../adapters/console/from-config.ts")).consoleFromConfig({ ...setup, settings: {} }),
+  slack: async (config, setup) => (await import("../adapters/slack/from-config.ts")).slackFromConfig({ ...setup, settings: config.slack }),
+  discord: async (config, setup) => (await import("../adapters/discord/from-config.ts")).discordFromConfig({ ...setup, settings: config.discord }),
+  telegram: async (config, setup) => (await import("../adapters/telegram/from-config.ts")).telegramFromConfig({ ...setup, settings: config.telegram }),
+};
+
+/** Builds the adapters of the channels to start; a channel's missing setting is a ConfigError. */
+async function createChannelAdapters(config: Config, channels: ChannelName[], shared: SharedSetup): Promise<ChannelAdapter[]> {
   const adapters: ChannelAdapter[] = [];
   for (const channel of channels) {
-    const clog = log.child({ channel });
-    // Each platform's SDK is loaded only when its channel starts (a Telegram bot never loads discord.js).
-    if (channel === "console") {
-      const { createConsoleAdapter } = await import("../adapters/console/console-adapter.ts");
-      adapters.push(createConsoleAdapter({ onInputEnd: onShutdownRequest }));
-    }
-    if (channel === "slack") {
-      const s = config.slack;
-      if (!s.botToken) throw new ConfigError(["SLACK_BOT_TOKEN: required for the Slack channel (a bot token starting with xoxb-)"]);
-      if (!s.appToken && !s.signingSecret) {
-        throw new ConfigError(["SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: set the app token (xapp-…) for Socket Mode, or the signing secret for the HTTP Events API"]);
-      }
-      const { createSlackAdapter } = await import("../adapters/slack/index.ts");
-      adapters.push(
-        createSlackAdapter({
-          botToken: s.botToken, appToken: s.appToken, signingSecret: s.signingSecret, apiUrl: s.apiUrl,
-          http: { port: s.port ?? config.httpPort ?? 3000 }, slashCommand: s.slashCommand, log: clog,
-        }),
-      );
-    }
-    if (channel === "discord") {
-      const d = config.discord;
-      if (!d.token) throw new ConfigError(["DISCORD_TOKEN: required for the Discord channel (Developer Portal → Bot → Reset Token)"]);
-      const { createDiscordAdapter } = await import("../adapters/discord/index.ts");
-      adapters.push(
-        createDiscordAdapter({
-          token: d.token, apiUrl: d.apiUrl, allowedGuilds: d.allowedGuilds, allowedChannels: d.allowedChannels,
-          registerSlashCommands: d.registerSlashCommands, log: clog,
-        }),
-      );
-    }
-    if (channel === "telegram") {
-      const t = config.telegram;
-      if (!t.botToken) throw new ConfigError(["TELEGRAM_BOT_TOKEN: required for the Telegram channel (from @BotFather)"]);
-      if (t.webhookUrl && !t.webhookSecret) {
-        throw new ConfigError(["TELEGRAM_WEBHOOK_SECRET: required with TELEGRAM_WEBHOOK_URL, so that only Telegram can post updates"]);
-      }
-      const { createTelegramAdapter } = await import("../adapters/telegram/index.ts");
-      adapters.push(
-        createTelegramAdapter({
-          token: t.botToken, apiRoot: t.apiRoot, log: clog, editProgressInPlace: t.editProgressInPlace,
-          mentionGate: t.access.mentionGate,
-          offsetStore: {
-            get: async () => {
-              const v = await store.getValue("telegram.offset");
-              return v === undefined ? undefined : Number(v);
-            },
-            set: (n) => store.setValue("telegram.offset", String(n)),
-          },
-          webhook:
-            t.webhookUrl && t.webhookSecret
-              ? { url: t.webhookUrl, secret: t.webhookSecret, listen: { port: t.webhookPort ?? webhookListenPort(config, t.webhookUrl, channels) } }
-              : undefined,
-        }),
-      );
+    try {
+      adapters.push(await CHANNELS[channel](config, { ...shared, log: shared.log.child({ channel }) }));
+    } catch (err) {
+      throw err instanceof ChannelSetupError ? new ConfigError(err.problems) : err;
     }
   }
   return adapters;
-}
-
-/**
- * The Telegram webhook's local port: PORT (as a platform sets it) unless Slack's HTTP endpoint
- * already listens there, else the port the webhook URL names, else 8443.
- */
-function webhookListenPort(config: Config, webhookUrl: string, channels: ChannelName[]): number {
-  const slackUsesPort = channels.includes("slack") && !config.slack.appToken && config.slack.port === undefined;
-  if (config.httpPort !== undefined && !slackUsesPort) return config.httpPort;
-  return Number(new URL(webhookUrl).port) || 8443;
 }

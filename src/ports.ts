@@ -10,6 +10,8 @@ import type {
   ReplyTarget,
 } from "./envelope.ts";
 import type { ApprovalCard, ApprovalResolution } from "./approval/card.ts";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
 
 export interface SentMessage {
   /** The platform's id of the posted message (Slack ts, Discord/Telegram message id). */
@@ -67,10 +69,15 @@ export interface OutboundPort {
   requestApproval?(target: ReplyTarget, card: ApprovalCard): Promise<SentMessage>;
   /** Edits the card to show the decision and who made it, and removes the buttons. */
   resolveApproval?(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void>;
-  /** Shows a typing / working indicator once; the caller refreshes it. */
-  typing?(target: ReplyTarget): Promise<void>;
+  /**
+   * Shows a typing / working indicator once; the caller refreshes it. `status` says what the task
+   * does now ("is running shell…") where the platform shows words (Slack's assistant thread status).
+   */
+  typing?(target: ReplyTarget, status?: string): Promise<void>;
   /** Clears a working status, where the platform has one that does not expire by itself. */
   clearTyping?(target: ReplyTarget): Promise<void>;
+  /** A link that opens a posted message (an approval card), where the platform has one. */
+  permalink?(target: ReplyTarget, messageId: string): Promise<string | undefined>;
 }
 
 /** Per-target pacing and progress style, declared by the adapter. */
@@ -86,7 +93,13 @@ export interface DeliveryPacing {
    * slow every other.
    */
   sharedLimits?(target: ReplyTarget): Array<{ key: string; intervalMs: number }>;
-  /** `edit`: progress lines grow one message edited in place, instead of one message per batch. */
+  /**
+   * The platform's budget for edits of a posted message (a task's live status message): every edit
+   * takes a slot from each named limit (Slack: chat.update per workspace; Telegram: per chat). Default:
+   * one edit per `minIntervalMs` per target. Edits coalesce while they wait for their slot.
+   */
+  editLimits?(target: ReplyTarget): Array<{ key: string; intervalMs: number }>;
+  /** In the `lines` progress style, `edit`: progress lines grow one message edited in place, instead of one message per batch. */
   progressMode?: "lines" | "edit";
   /**
    * Targets whose platform does not state its limit (Telegram private chats): their interval and
@@ -121,4 +134,53 @@ export interface ChannelAdapter {
   /** Connects and starts feeding `sink`; rejects with a clear message if the token is wrong. */
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Answers one HTTP request that reached a mounted route. */
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The process's one HTTP server (on PORT), as an adapter sees it: where it mounts the endpoint its
+ * platform posts to (Slack's Events API, the Telegram webhook), beside `/healthz` and `/readyz`.
+ */
+export interface HttpRoutes {
+  /**
+   * Serves `method` requests to exactly `path` (the query string aside) with `handler`, or to every
+   * path one level below it when `path` ends in `/*`; throws when the path is taken. Returns the function that takes the route down again (at the channel's stop).
+   */
+  mount(method: "GET" | "POST", path: string, handler: HttpHandler): () => void;
+  /** Where the server can be reached from this machine, e.g. `http://127.0.0.1:3000` (no trailing slash). */
+  readonly localUrl: string;
+}
+
+/**
+ * A channel's settings a person must fix (a missing token, a secret required with another setting):
+ * thrown by an adapter's `fromConfig`, reported by the bot like any configuration error.
+ */
+export class ChannelSetupError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(problems.join("\n"));
+    this.name = "ChannelSetupError";
+    this.problems = problems;
+  }
+}
+
+/**
+ * What an adapter's `fromConfig` receives: its own section of the configuration, as it declares it,
+ * and what the process shares with every channel. Each adapter folder owns how it is built from it,
+ * so a new platform touches its folder and one registration line in main.ts.
+ */
+export interface ChannelSetup<Settings> {
+  /** The channel's section of the config (`config.slack`, `config.telegram`, …). */
+  settings: Settings;
+  log: Logger;
+  /** The shared HTTP server, when PORT is set: receivers mount their endpoint there instead of listening. */
+  http?: HttpRoutes;
+  /** The bind address for a receiver that listens on a port of its own (HOST); the adapter's default when absent. */
+  httpHost?: string;
+  /** Small named values kept in the store across restarts (the Telegram update offset). */
+  values: { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void> };
+  /** Asks the bot to shut down once what was asked is answered (the console's input ended). */
+  onShutdownRequest?: () => void;
 }

@@ -1,9 +1,10 @@
 /**
  * The Slack channel adapter: connects with @slack/bolt over Socket Mode (SLACK_APP_TOKEN)
- * or the HTTP Events API (SLACK_SIGNING_SECRET), checks SLACK_BOT_TOKEN at startup, feeds
+ * or the HTTP Events API (SLACK_SIGNING_SECRET; Bolt's HTTPReceiver mounted on the process's shared
+ * HTTP server when there is one, else Bolt's own listener), checks SLACK_BOT_TOKEN at startup, feeds
  * messages, approval clicks and slash commands to the sink, and sends through its port.
  */
-import { App, SocketModeReceiver, webApi } from "@slack/bolt";
+import { App, HTTPReceiver, SocketModeReceiver, webApi } from "@slack/bolt";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ChannelCapabilities } from "../../src/envelope.ts";
@@ -15,7 +16,7 @@ import { boltLogger } from "./bolt-logger.ts";
 import { startupError } from "./errors.ts";
 import { SlackMessageEventSchema, decodeSlackText, ignoreReason, toEnvelope, type InboundContext } from "./inbound.ts";
 import { SlackUserDirectory } from "./users.ts";
-import { BotThreads, createSlackPort } from "./outbound.ts";
+import { BotThreads, createSlackPort, SLACK_PACING } from "./outbound.ts";
 import { handleApprovalClick } from "./clicks.ts";
 import { handleSlashCommand } from "./slash-command.ts";
 import { ackUnusedPayloads, ackUntypedPayloads } from "./unused-payloads.ts";
@@ -58,6 +59,8 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
   let sink: InboundSink | undefined;
   let eventsUrl: string | undefined;
   let botUserId: string | undefined;
+  /** On the shared HTTP server: takes the events route down again (the app itself never listens). */
+  let unmount: (() => void) | undefined;
 
   const checkBotToken = async (): Promise<{ userId: string; botId?: string }> => {
     if (!options.botToken) throw new Error("SLACK_BOT_TOKEN is not set. Set it to the Bot User OAuth Token (xoxb-…) of your Slack app.");
@@ -114,10 +117,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
     capabilities: SLACK_CAPABILITIES,
     port,
     // Slack allows about one message a second per channel, across its threads; nothing bot-wide.
-    pacing: {
-      minIntervalMs: 1000,
-      sharedLimits: (target) => [{ key: `channel:${target.account ?? ""}:${target.conversationId}`, intervalMs: 1000 }],
-    },
+    pacing: SLACK_PACING,
     get eventsUrl() {
       return eventsUrl;
     },
@@ -149,6 +149,13 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
           app = undefined;
           throw startupError(err, "SLACK_APP_TOKEN", apiUrl);
         }
+      } else if (options.http?.routes) {
+        const path = options.http.path ?? "/slack/events";
+        const receiver = new HTTPReceiver({ signingSecret: options.signingSecret!, endpoints: path, logger: boltLogger(log) });
+        app = new App({ ...common, receiver });
+        listen(app, auth);
+        unmount = options.http.routes.mount("POST", path, receiver.requestListener);
+        eventsUrl = `${options.http.routes.localUrl}${path}`;
       } else {
         const path = options.http?.path ?? "/slack/events";
         app = new App({ ...common, signingSecret: options.signingSecret!, endpoints: path });
@@ -166,7 +173,16 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
       app = undefined;
       sink = undefined;
       eventsUrl = undefined;
+      if (unmount) {
+        unmount();
+        unmount = undefined;
+        return;
+      }
       if (a) await a.stop();
+    },
+
+    health() {
+      return app ? { ok: true } : { ok: false, detail: "not connected (not started yet, or stopped)" };
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
- * The Slack adapter's options, and how they are read from the environment
- * (SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL).
+ * The Slack adapter's options (from-config.ts fills them from the config's `slack` section:
+ * SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL).
  */
 import type { Logger } from "pino";
+import type { HttpRoutes } from "../../src/ports.ts";
 
 export interface SlackAdapterOptions {
   /** Bot token (xoxb-…), from SLACK_BOT_TOKEN. */
@@ -15,8 +16,11 @@ export interface SlackAdapterOptions {
   mode?: "socket" | "http";
   /** Web API base URL (SLACK_API_URL), e.g. a proxy or the test emulator; default https://slack.com/api/. */
   apiUrl?: string;
-  /** HTTP mode: where the events endpoint listens (default port 3000 on all interfaces, path /slack/events). */
-  http?: { port?: number; host?: string; path?: string };
+  /**
+   * HTTP mode: where the events endpoint listens (default port 3000 on all interfaces, path
+   * /slack/events), or the shared HTTP server (`routes`) it is mounted on (port and host then unused).
+   */
+  http?: { port?: number; host?: string; path?: string; routes?: HttpRoutes };
   /** Slash command the app answers (`/gatehouse stop`); default "/gatehouse". */
   slashCommand?: string;
   /** The text of the assistant thread status while a turn runs. */
@@ -26,17 +30,4 @@ export interface SlackAdapterOptions {
   /** Account name, for multi-workspace setups. */
   account?: string;
   log?: Logger;
-}
-
-/** Reads the adapter's options from env; undefined when SLACK_BOT_TOKEN is not set (the channel stays off). */
-export function slackOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SlackAdapterOptions | undefined {
-  const botToken = env.SLACK_BOT_TOKEN?.trim();
-  if (!botToken) return undefined;
-  return {
-    botToken,
-    appToken: env.SLACK_APP_TOKEN?.trim() || undefined,
-    signingSecret: env.SLACK_SIGNING_SECRET?.trim() || undefined,
-    apiUrl: env.SLACK_API_URL?.trim() || undefined,
-    http: env.PORT ? { port: Number(env.PORT) } : undefined,
-  };
 }

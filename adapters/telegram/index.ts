@@ -7,7 +7,7 @@ import { Api, GrammyError, HttpError } from "grammy";
 import type { Logger } from "pino";
 import { parseBotCommand, type ApprovalClickOutcome, type ChannelCapabilities, type IngressEnvelope } from "../../src/envelope.ts";
 import { decodeApprovalPayload } from "../../src/approval/card.ts";
-import type { ChannelAdapter, InboundSink } from "../../src/ports.ts";
+import type { ChannelAdapter, HttpRoutes, InboundSink } from "../../src/ports.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
 import { LruMap } from "../../src/lru-map.ts";
 import { registerSecret, scrubSecrets } from "../../src/observe/scrub.ts";
@@ -32,14 +32,17 @@ export interface TelegramAdapterOptions {
   webhook?: {
     url: string;
     secret: string;
-    /** Where the receiver listens (default 0.0.0.0:8080); the path is taken from `url`. */
-    listen?: { host?: string; port?: number };
+    /**
+     * Where the receiver listens (default 0.0.0.0:8080), or the shared HTTP server (`routes`) it is
+     * mounted on; the path is taken from `url`.
+     */
+    listen?: { host?: string; port?: number; routes?: HttpRoutes };
   };
   /** Long-poll timeout in seconds (default 25). */
   pollTimeoutSeconds?: number;
   /** Pause after a failed poll (default 1000 ms). */
   retryDelayMs?: number;
-  /** Keep one progress message per request and edit it as lines come in (default false). */
+  /** In the `lines` progress style: keep one progress message per request and edit it as lines come in (default false). */
   editProgressInPlace?: boolean;
   /** How long a click waits for the gateway before the query is answered anyway (default 5000 ms). */
   clickAnswerTimeoutMs?: number;
@@ -222,6 +225,10 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
       sharedLimits: (target) => [
         { key: `chat:${target.account ?? ""}:${target.conversationId}`, intervalMs: target.conversationId.startsWith("-") ? 3000 : 1000 },
       ],
+      // Edits count against a chat as messages do: about 20 a minute in a group, one a second in a private chat.
+      editLimits: (target) => [
+        { key: `edit:${target.account ?? ""}:${target.conversationId}`, intervalMs: target.conversationId.startsWith("-") ? 3000 : 1000 },
+      ],
       progressMode: options.editProgressInPlace ? "edit" : "lines",
       // Telegram does not state a private chat's limit (grammY: send, and wait out retry_after): a private
       // chat is paced only for a while after a 429. Groups keep their documented 20 a minute.
@@ -253,6 +260,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
           path: url.pathname,
           host: options.webhook.listen?.host ?? "0.0.0.0",
           port: options.webhook.listen?.port ?? 8080,
+          routes: options.webhook.listen?.routes,
           log,
           handle: handleUpdate,
         });

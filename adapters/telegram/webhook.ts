@@ -1,17 +1,21 @@
 /**
- * The webhook receiver: an HTTP server that takes Telegram's update POSTs, refuses any request
+ * The webhook receiver: takes Telegram's update POSTs on the webhook URL's path, refuses any request
  * without the right X-Telegram-Bot-Api-Secret-Token (401, not processed), and answers 200 once the
- * update is handled, so Telegram redelivers anything a crash interrupted.
+ * update is handled, so Telegram redelivers anything a crash interrupted. It is mounted on the
+ * shared HTTP server when there is one (PORT), else it listens on a port of its own.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { timingSafeEqual } from "node:crypto";
 import type { Logger } from "pino";
+import type { HttpRoutes } from "../../src/ports.ts";
 
 export interface WebhookServerOptions {
   secret: string;
   path: string;
   host: string;
   port: number;
+  /** The shared HTTP server: the receiver is mounted there on `path` (host and port are then unused). */
+  routes?: HttpRoutes;
   log: Logger;
   /** Handles one raw update; resolves when it is no longer in flight. Must not throw. */
   handle(update: unknown): Promise<void>;
@@ -43,13 +47,12 @@ export interface WebhookServer {
   close(): Promise<void>;
 }
 
-/** Starts the receiver; resolves once it listens. */
-export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+/** Answers one request already routed to the webhook's path: checks method and secret, then hands the update on. */
+export function webhookRequestHandler(options: Pick<WebhookServerOptions, "secret" | "log" | "handle">): (req: IncomingMessage, res: ServerResponse) => void {
   const { log } = options;
-  const server: Server = createServer((req, res) => {
+  return (req, res) => {
     void (async () => {
-      const path = new URL(req.url ?? "/", "http://localhost").pathname;
-      if (req.method !== "POST" || path !== options.path) {
+      if (req.method !== "POST") {
         res.writeHead(404).end();
         return;
       }
@@ -72,6 +75,24 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       log.error({ err: (error as Error).message }, "telegram webhook request failed");
       if (!res.headersSent) res.writeHead(500).end();
     });
+  };
+}
+
+/** Starts the receiver (mounts it on the shared server, or listens); resolves once it takes requests. */
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const handler = webhookRequestHandler(options);
+  if (options.routes) {
+    const unmount = options.routes.mount("POST", options.path, handler);
+    const local = new URL(options.routes.localUrl);
+    return { address: { host: local.hostname, port: Number(local.port) }, close: async () => unmount() };
+  }
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path !== options.path) {
+      res.writeHead(404).end();
+      return;
+    }
+    handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -5,7 +5,7 @@
  * with `fitCardArguments`, which keeps the "deny if unsure" warning whatever is cut.
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../observe/receipts.ts";
+import { canonicalJson } from "../observe/canonical-json.ts";
 import { scrubSecrets } from "../observe/scrub.ts";
 
 const SECRET_KEY = /(token|secret|password|passwd|api[_-]?key|authorization|cookie|credential)/i;

@@ -109,17 +109,28 @@ export function checkConfig(options: LoadOptions = {}): ConfigCheck {
   config.dataDir = path.resolve(cwd, config.dataDir);
   config.workspace = path.resolve(cwd, config.workspace ?? path.join(config.dataDir, "workspace"));
   if (!findings.length) findings.push(finding("ok", "configuration", file ? `valid (${file} and the environment)` : "valid (from the environment)"));
-  findings.push(...meaningChecks(config), ...containmentChecks(config, { cwd, env: options.env }));
+  findings.push(...meaningChecks(config, consoleOnly(raw)), ...containmentChecks(config, { cwd, env: options.env }));
   return { findings, config, file };
 }
 
+/** Whether only the console would start: no platform token set (valid or not) and no other channel named. */
+function consoleOnly(raw: Record<string, unknown>): boolean {
+  const at = (section: string, key: string) => (raw[section] as Record<string, unknown> | undefined)?.[key];
+  const channels = Array.isArray(raw.channels) ? (raw.channels as unknown[]) : undefined;
+  if (channels?.length) return channels.every((c) => c === "console");
+  return !at("slack", "botToken") && !at("discord", "token") && !at("telegram", "botToken");
+}
+
 /** Checks of what a valid configuration means for the bot. */
-function meaningChecks(config: Config): Finding[] {
+function meaningChecks(config: Config, onlyConsole: boolean): Finding[] {
   const out: Finding[] = [];
   const model = modelEndpointProblem(config);
   if (model) {
     const [first, ...rest] = model.split("\n");
-    out.push(finding("fatal", "model", first!, rest.map((l) => l.trim()).join("\n")));
+    const fix = rest.map((l) => l.trim()).join("\n");
+    // On the console alone, `npm start` runs on the built-in demo model instead of stopping.
+    if (onlyConsole) out.push(finding("warn", "model", `${first!} The console runs on the built-in demo model (a script, not an LLM).`, fix));
+    else out.push(finding("fatal", "model", first!, fix));
   }
   const s = config.slack;
   if (s.botToken && !s.appToken && !s.signingSecret) {

@@ -11,6 +11,7 @@ import {
   DEFAULT_DISCORD_API, DEFAULT_MODEL_API, DEFAULT_SLACK_API, DEFAULT_TELEGRAM_API,
   discordApplicationFlags, probeDiscord, probeModel, probeSlack, probeTelegram, telegramWebhook, type ProbeResult,
 } from "./probes.ts";
+import { discordInviteUrl } from "./discord-invite.ts";
 
 /** Discord application flags for the Message Content intent: a verified app (100+ servers) gets the first, a smaller app the limited one. */
 const GATEWAY_MESSAGE_CONTENT = 1 << 18;
@@ -56,6 +57,14 @@ async function telegramChecks(config: Config): Promise<Finding[]> {
   const probe = await probeTelegram(root, token);
   if (!probe.ok) return [failed("telegram", probe, "copy the token again from @BotFather (/mybots → API Token)")];
   const out = [finding("ok", "telegram", `${probe.detail} (${probe.ms} ms)`)];
+  if (probe.readsAllGroupMessages === false) {
+    // Privacy mode: in groups Telegram delivers only commands, replies to the bot and mentions of it.
+    out.push(config.telegram.access.mentionGate
+      ? finding("note", "telegram groups", "privacy mode is on: in groups the bot receives only messages that mention it, reply to it or are commands, which is all it answers",
+        "if group messages addressed to the bot never arrive, remove the bot from the group and add it again (Telegram keeps the privacy setting a bot had when it joined), or make it a group admin")
+      : finding("warn", "telegram groups", "privacy mode is on, so in groups Telegram delivers only mentions, replies and commands: with telegram.access.mentionGate false the bot still never sees the other group messages",
+        "@BotFather → /setprivacy → your bot → Disable, then remove the bot from each group and add it again"));
+  }
   if (!config.telegram.webhookUrl) {
     const hook = await telegramWebhook(root, token);
     if ("failed" in hook) out.push(failed("telegram webhook", hook.failed, "run doctor again"));
@@ -80,6 +89,9 @@ async function discordChecks(config: Config): Promise<Finding[]> {
     out.push(finding("fatal", "discord intents", "the Message Content intent is not enabled: Discord refuses the bot's gateway connection (close code 4014)",
       "turn on Developer Portal → your application → Bot → Privileged Gateway Intents → Message Content Intent"));
   } else out.push(finding("ok", "discord intents", "Message Content intent enabled"));
+  if (!("failed" in app) && app.id) {
+    out.push(finding("note", "discord invite", `add the bot to a server with ${discordInviteUrl(app.id)}`, "open it as a server admin (also: `gatehouse discord invite`)"));
+  }
   return out;
 }
 

@@ -116,12 +116,18 @@ async function telegramCall(apiRoot: string, token: string, method: string, time
   return { ms: f.answer.ms, result: body.data.result };
 }
 
-/** Telegram `getMe`: whether the bot token works. */
-export async function probeTelegram(apiRoot: string, token: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+/**
+ * Telegram `getMe`: whether the bot token works, and whether the bot reads every group message
+ * (`readsAllGroupMessages` false: BotFather's privacy mode is on).
+ */
+export async function probeTelegram(apiRoot: string, token: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult & { readsAllGroupMessages?: boolean }> {
   const r = await telegramCall(apiRoot, token, "getMe", timeoutMs);
   if (r.failed) return r.failed;
-  const me = z.looseObject({ username: z.string().optional() }).safeParse(r.result);
-  return { name: "telegram", ok: true, ms: r.ms, detail: `getMe: @${me.success ? (me.data.username ?? "?") : "?"}` };
+  const me = z.looseObject({ username: z.string().optional(), can_read_all_group_messages: z.boolean().optional() }).safeParse(r.result);
+  return {
+    name: "telegram", ok: true, ms: r.ms, detail: `getMe: @${me.success ? (me.data.username ?? "?") : "?"}`,
+    ...(me.success && me.data.can_read_all_group_messages !== undefined ? { readsAllGroupMessages: me.data.can_read_all_group_messages } : {}),
+  };
 }
 
 /** Telegram `getWebhookInfo`: the webhook URL Telegram has on record ("" when none), or the failure. */
@@ -150,14 +156,14 @@ export async function probeDiscord(apiUrl: string, token: string, timeoutMs = PR
   return { name: "discord", ok: true, ms: me.answer.ms + gateway.answer.ms, detail: `users/@me: ${name}; gateway/bot answered` };
 }
 
-/** Discord `GET /applications/@me` flags, or why they could not be read. */
-export async function discordApplicationFlags(apiUrl: string, token: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<{ flags: number } | { failed: ProbeResult }> {
+/** Discord `GET /applications/@me` flags (and the application id, for the invite URL), or why they could not be read. */
+export async function discordApplicationFlags(apiUrl: string, token: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<{ flags: number; id?: string } | { failed: ProbeResult }> {
   const app = await discordGet(apiUrl, token, "/applications/@me", timeoutMs);
   if (!app.ok) return { failed: unreachable("discord", apiUrl, app) };
   if (app.answer.status !== 200) return { failed: unexpected("discord", app.answer, "GET /applications/@me") };
-  const body = z.looseObject({ flags: z.number().int() }).safeParse(app.answer.body);
+  const body = z.looseObject({ flags: z.number().int(), id: z.string().optional() }).safeParse(app.answer.body);
   if (!body.success) return { failed: unexpected("discord", app.answer, "GET /applications/@me (no flags)") };
-  return { flags: body.data.flags };
+  return { flags: body.data.flags, ...(body.data.id ? { id: body.data.id } : {}) };
 }
 
 /** The model endpoint's `GET <baseURL>/models`. */

@@ -37,6 +37,8 @@ const ENV_KEYS: Array<[string, string[], "string" | "list" | "number"]> = [
   ["SLACK_SIGNING_SECRET", ["slack", "signingSecret"], "string"],
   ["SLACK_API_URL", ["slack", "apiUrl"], "string"],
   ["PORT", ["httpPort"], "number"],
+  ["HOST", ["httpHost"], "string"],
+  ["GATEHOUSE_API_TOKEN", ["apiToken"], "string"],
   ["DISCORD_TOKEN", ["discord", "token"], "string"],
   ["DISCORD_API_URL", ["discord", "apiUrl"], "string"],
   ["TELEGRAM_BOT_TOKEN", ["telegram", "botToken"], "string"],
@@ -45,8 +47,8 @@ const ENV_KEYS: Array<[string, string[], "string" | "list" | "number"]> = [
   ["TELEGRAM_WEBHOOK_SECRET", ["telegram", "webhookSecret"], "string"],
 ];
 
-/** Where each env-sourced path came from, to name the variable in error messages. */
-function envSourceOf(pathKey: string): string | undefined {
+/** The environment variable that sets a config path (`model.apiKey` → OPENAI_API_KEY), if one does. */
+export function envSourceOf(pathKey: string): string | undefined {
   return ENV_KEYS.find(([, p]) => p.join(".") === pathKey)?.[0];
 }
 
@@ -170,5 +172,6 @@ export function configSecrets(config: Config): string[] {
     config.telegram.webhookSecret,
     config.receipts.key,
     databasePassword(config.databaseUrl),
+    config.apiToken,
   ].filter((s): s is string => typeof s === "string" && s.length > 0);
 }

@@ -53,6 +53,9 @@ const AccessConfigSchema = z.strictObject({
   refusalCooldownMs: z.number().int().min(0).default(10 * 60_000),
 });
 
+/** How a task's progress shows in its thread: one live status message, a message per batch of lines, or nothing. */
+const ProgressStyleSchema = z.enum(["status", "lines", "off"]);
+
 const SlackConfigSchema = z.strictObject({
   botToken: z.string().regex(/^xoxb-/, "must be a bot token starting with xoxb- (OAuth & Permissions page)").optional(),
   appToken: z.string().regex(/^xapp-/, "must be an app-level token starting with xapp- (Basic Information → App-Level Tokens)").optional(),
@@ -61,6 +64,7 @@ const SlackConfigSchema = z.strictObject({
   /** HTTP Events API mode: the port the events endpoint listens on (default: PORT, else 3000). */
   port: z.number().int().min(0).max(65535).optional(),
   slashCommand: z.string().regex(/^\//).optional(),
+  progress: ProgressStyleSchema.optional(),
   access: AccessConfigSchema.prefault({}),
 });
 
@@ -70,6 +74,7 @@ const DiscordConfigSchema = z.strictObject({
   allowedGuilds: z.array(z.string()).optional(),
   allowedChannels: z.array(z.string()).optional(),
   registerSlashCommands: z.boolean().default(false),
+  progress: ProgressStyleSchema.optional(),
   access: AccessConfigSchema.prefault({}),
 });
 
@@ -80,7 +85,9 @@ const TelegramConfigSchema = z.strictObject({
   webhookSecret: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "may contain only A-Z, a-z, 0-9, _ and -").optional(),
   /** Webhook mode: the local port (default: the webhook URL's explicit port, else PORT, else 8443). */
   webhookPort: z.number().int().min(0).max(65535).optional(),
+  /** With `progress: "lines"`: one progress message per request, edited as lines come in. */
   editProgressInPlace: z.boolean().default(false),
+  progress: ProgressStyleSchema.optional(),
   access: AccessConfigSchema.prefault({}),
 }).refine((t) => !t.webhookUrl || t.webhookSecret, {
   path: ["webhookSecret"],
@@ -125,12 +132,20 @@ const ShellToolConfigSchema = z.strictObject({
 });
 
 export const ConfigSchema = z.strictObject({
+  /** The JSON Schema the file follows (config.schema.json), for completion in an editor; ignored by the bot. */
+  $schema: z.string().optional(),
   model: ModelConfigSchema.prefault({}),
   dataDir: z.string().min(1).default("./data"),
   workspace: z.string().min(1).optional(),
   logLevel: z.enum(LOG_LEVELS).default("info"),
+  /** How tasks show their progress; `<channel>.progress` overrides it for one channel. */
+  progress: ProgressStyleSchema.default("status"),
   /** The port HTTP receivers listen on when their own setting is absent (PORT, as platforms set it). */
   httpPort: z.number().int().min(0).max(65535).optional(),
+  /** The address HTTP receivers bind to (HOST); unset: 0.0.0.0, every interface. Use 127.0.0.1 on a developer's machine. */
+  httpHost: z.string().min(1).optional(),
+  /** The bearer token of `POST /v1/turns` (GATEHOUSE_API_TOKEN); unset: the turns API refuses every call. */
+  apiToken: z.string().min(16, "at least 16 characters").optional(),
   /** PostgreSQL for several replicas (postgres://user:password@host/db); unset: the embedded SQLite store. */
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL").optional(),
   /** Channels to start; default: every channel whose token is set, else the console. */

@@ -11,7 +11,8 @@ import { randomBytes } from "node:crypto";
 import { Cron } from "croner";
 import type { Logger } from "pino";
 import { parseConversationRef, type ScheduleConfig } from "../config/schedules.ts";
-import { parseEnvelope, type ChannelCapabilities, type IngressEnvelope, type ReplyTarget } from "../envelope.ts";
+import type { ChannelCapabilities, IngressEnvelope } from "../envelope.ts";
+import { taskEnvelope } from "./task-envelope.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { Store } from "../store/store.ts";
 
@@ -172,28 +173,11 @@ export class Scheduler {
   }
 
   private envelopeFor(schedule: ScheduleConfig, id: string): IngressEnvelope | undefined {
-    const deliver = parseConversationRef(schedule.deliverTo);
-    const capabilities = this.o.capabilitiesOf(deliver.channel);
+    const capabilities = this.o.capabilitiesOf(parseConversationRef(schedule.deliverTo).channel);
     if (!capabilities) return undefined;
-    const replyTo: ReplyTarget = { channel: deliver.channel, conversationId: deliver.conversationId, ...(deliver.threadId ? { threadId: deliver.threadId } : {}) };
-    const approvals = schedule.approvalsTo ? parseConversationRef(schedule.approvalsTo) : undefined;
-    return parseEnvelope({
-      id,
-      traceId: randomBytes(5).toString("hex"),
-      channel: deliver.channel,
-      // A session of its own in that conversation: the schedule's earlier runs are its context.
-      conversation: { id: deliver.conversationId, threadId: sessionThread(schedule), kind: "channel" },
-      sender: { id: `schedule:${schedule.name}`, name: `schedule ${schedule.name}`, isBot: false },
-      mentioned: true,
-      text: schedule.prompt,
-      replyTo,
-      receivedAt: Date.now(),
-      // Cards only where approvalsTo names a place to ask; otherwise the non-interactive path denies.
-      capabilities: { ...capabilities, inlineApproval: Boolean(approvals) && capabilities.inlineApproval },
-      origin: { kind: "schedule", name: schedule.name },
-      ...(approvals
-        ? { approvalTarget: { channel: approvals.channel, conversationId: approvals.conversationId, ...(approvals.threadId ? { threadId: approvals.threadId } : {}) } }
-        : {}),
+    return taskEnvelope({
+      kind: "schedule", name: schedule.name, id, traceId: randomBytes(5).toString("hex"), prompt: schedule.prompt,
+      deliverTo: schedule.deliverTo, approvalsTo: schedule.approvalsTo, sessionThread: sessionThread(schedule), capabilities,
     });
   }
 }

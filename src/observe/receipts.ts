@@ -7,45 +7,16 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { canonicalJson } from "./canonical-json.ts";
 
 const VERSION = "gr1";
 const KEY_FILE = "receipt.key";
 
 /**
- * JSON with object keys sorted at every depth, so equal values always give equal text.
- * Follows JSON.stringify otherwise (toJSON, undefined members dropped, non-finite → null).
+ * The canonical JSON of arguments (in the MAC): see canonical-json.ts. Still exported from here for
+ * the modules that import it from receipts; new code imports canonical-json.ts.
  */
-export function canonicalJson(value: unknown): string {
-  return stringify(value) ?? "null";
-}
-
-function stringify(value: unknown): string | undefined {
-  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
-    value = (value as { toJSON: () => unknown }).toJSON();
-  }
-  if (value === null) return "null";
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return JSON.stringify(value);
-    case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null";
-    case "bigint":
-      throw new TypeError("canonicalJson cannot encode a bigint");
-    case "object":
-      break;
-    default:
-      return undefined; // undefined, functions and symbols, as JSON.stringify drops them
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => stringify(item) ?? "null").join(",")}]`;
-  const record = value as Record<string, unknown>;
-  const members: string[] = [];
-  for (const key of Object.keys(record).sort()) {
-    const encoded = stringify(record[key]);
-    if (encoded !== undefined) members.push(`${JSON.stringify(key)}:${encoded}`);
-  }
-  return `{${members.join(",")}}`;
-}
+export { canonicalJson } from "./canonical-json.ts";
 
 /** sha256 hex of a tool's output (a string is hashed as UTF-8). */
 export function outputHash(output: string | Uint8Array): string {

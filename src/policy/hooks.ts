@@ -11,7 +11,7 @@
 import type { Logger } from "pino";
 import type { ToolResult } from "../tools/tool.ts";
 import { silentLogger } from "../observe/logger.ts";
-import { canonicalJson } from "../observe/receipts.ts";
+import { canonicalJson } from "../observe/canonical-json.ts";
 import { registerEgressHook, type EgressRuleOptions } from "./egress.ts";
 import { firstMatchingPattern } from "./glob.ts";
 import type { HookConfig, HookEntry } from "./schema.ts";

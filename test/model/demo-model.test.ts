@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { demoModel } from "../emulators/openai/demo-model.ts";
 import { createModelClient } from "../../src/model/openai-client.ts";
+import { createDemoModelClient } from "../../src/model/demo-model.ts";
 import type { ChatMessage, ToolProtocol, ToolSpec } from "../../src/model/types.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
 
@@ -50,5 +51,31 @@ describe("the demo model behind `serve.ts`", () => {
   it("echoes when no tool fits or none is offered", async () => {
     const reply = await client("native").complete({ messages: [{ role: "user", content: "what time is it?" }] });
     expect(reply).toMatchObject({ text: "echo: what time is it?", toolCalls: [] });
+  });
+});
+
+describe("the demo model inside the process (npm start with no endpoint)", () => {
+  it("greets, asks for the time, and quotes the tool's result", async () => {
+    const model = createDemoModelClient();
+    const hello = await model.complete({ messages: [{ role: "user", content: "hello" }], tools: TOOLS });
+    expect(hello).toMatchObject({ toolCalls: [], finishReason: "stop", text: expect.stringContaining("built-in demo model") });
+
+    const history: ChatMessage[] = [{ role: "user", content: "what time is it?" }];
+    const first = await model.complete({ messages: history, tools: TOOLS });
+    expect(first).toMatchObject({ finishReason: "tool_calls", toolCalls: [{ name: "current_time", arguments: "{}" }] });
+    const id = first.toolCalls[0]!.id;
+    history.push(
+      { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "current_time", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: id, content: "2030-01-01T12:00:00Z" },
+    );
+    expect((await model.complete({ messages: history, tools: TOOLS })).text).toContain("2030-01-01T12:00:00Z");
+  });
+
+  it("runs a shell command only when shell is offered", async () => {
+    const model = createDemoModelClient();
+    const offered = await model.complete({ messages: [{ role: "user", content: "run ls" }], tools: TOOLS });
+    expect(offered.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([["shell", { command: "ls" }]]);
+    const refused = await model.complete({ messages: [{ role: "user", content: "run ls" }], tools: TOOLS.filter((t) => t.name !== "shell") });
+    expect(refused).toMatchObject({ text: "echo: run ls", toolCalls: [] });
   });
 });

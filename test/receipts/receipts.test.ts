@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { canonicalJson } from "../../src/observe/canonical-json.ts";
 import {
-  canonicalJson,
   formatReceipt,
   loadOrCreateReceiptKey,
   parseReceipt,
