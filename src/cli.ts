@@ -5,17 +5,6 @@
  * printed without a stack trace.
  */
 import { ConfigError } from "./config/load.ts";
-import { runStart } from "./cli/start.ts";
-import { runExplain } from "./cli/explain.ts";
-import { runReceipts } from "./cli/receipts.ts";
-import { runDoctor } from "./cli/doctor.ts";
-import { runStatus } from "./cli/status.ts";
-import { runLogs } from "./cli/logs.ts";
-import { runStore } from "./cli/store-copy.ts";
-import { runSchedules } from "./cli/schedules.ts";
-import { runConfig } from "./cli/config.ts";
-import { runSlack } from "./cli/slack-manifest.ts";
-import { runDiscord } from "./cli/discord-invite.ts";
 import { COMMAND_HELP, packageVersion, wantsHelp } from "./cli/help.ts";
 
 const USAGE = `Usage: gatehouse <command> [options]
@@ -47,18 +36,19 @@ Commands:
 
 type Command = (argv: string[]) => Promise<number>;
 
+// Each command's module loads when it runs: the bot's start never loads what only doctor or status needs.
 const COMMANDS: Record<string, Command> = {
-  start: (argv) => runStart(argv),
-  explain: (argv) => runExplain(argv),
-  receipts: (argv) => runReceipts(argv),
-  doctor: (argv) => runDoctor(argv),
-  status: (argv) => runStatus(argv),
-  logs: (argv) => runLogs(argv),
-  store: (argv) => runStore(argv),
-  schedules: (argv) => runSchedules(argv),
-  config: (argv) => runConfig(argv),
-  slack: (argv) => runSlack(argv),
-  discord: (argv) => runDiscord(argv),
+  start: async (argv) => (await import("./cli/start.ts")).runStart(argv),
+  explain: async (argv) => (await import("./cli/explain.ts")).runExplain(argv),
+  receipts: async (argv) => (await import("./cli/receipts.ts")).runReceipts(argv),
+  doctor: async (argv) => (await import("./cli/doctor.ts")).runDoctor(argv),
+  status: async (argv) => (await import("./cli/status.ts")).runStatus(argv),
+  logs: async (argv) => (await import("./cli/logs.ts")).runLogs(argv),
+  store: async (argv) => (await import("./cli/store-copy.ts")).runStore(argv),
+  schedules: async (argv) => (await import("./cli/schedules.ts")).runSchedules(argv),
+  config: async (argv) => (await import("./cli/config.ts")).runConfig(argv),
+  slack: async (argv) => (await import("./cli/slack-manifest.ts")).runSlack(argv),
+  discord: async (argv) => (await import("./cli/discord-invite.ts")).runDiscord(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

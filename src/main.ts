@@ -17,7 +17,7 @@ import type { Store } from "./store/store.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { builtinTools } from "./tools/builtin/index.ts";
 import type { AnyTool } from "./tools/tool.ts";
-import { McpHub } from "./tools/mcp/hub.ts";
+import type { McpHub } from "./tools/mcp/hub.ts";
 import { McpActivation } from "./tools/mcp/activation.ts";
 import { HookRegistry, registerConfigHooks } from "./policy/hooks.ts";
 import { createModelClient } from "./model/openai-client.ts";
@@ -65,13 +65,25 @@ export interface Bot {
   approvals: PendingApprovals;
   observer: Observer;
   adapters: ChannelAdapter[];
-  mcp: McpHub;
+  mcp: McpTools;
   log: Logger;
   /** The one HTTP server (health, readiness, Slack's Events API, the Telegram webhook), when PORT is set. */
   http?: HttpServer;
   /** Cancels running turns, flushes queues, stops channels and closes the store. */
   stop(): Promise<void>;
 }
+
+/** What the bot uses of its MCP servers. */
+export type McpTools = Pick<McpHub, "start" | "ready" | "tools" | "status" | "close">;
+
+/** The MCP side of a bot with no servers configured. */
+const NO_MCP_SERVERS: McpTools = {
+  start: async () => {},
+  ready: async () => {},
+  tools: () => [],
+  status: () => [],
+  close: async () => {},
+};
 
 /** Store keys of the MCP tools each session activated. */
 const ACTIVE_TOOLS = "mcp.active:";
@@ -142,7 +154,10 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     ...builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell }),
     ...(options.extraTools ?? []),
   ]);
-  const mcp = new McpHub(config.mcp, log, { workspace: config.workspace! });
+  // The MCP client library is loaded only when servers are configured.
+  const mcp: McpTools = Object.keys(config.mcp.servers).length
+    ? new (await import("./tools/mcp/hub.ts")).McpHub(config.mcp, log, { workspace: config.workspace! })
+    : NO_MCP_SERVERS;
   await mcp.start();
   // Tools activated through tool_search stay active for the session, across restarts too.
   const activationState = new McpActivation({
