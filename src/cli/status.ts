@@ -15,6 +15,8 @@ import { registerSecret } from "../observe/scrub.ts";
 import { silentLogger } from "../observe/logger.ts";
 import { DATABASE_FILE } from "../store/sqlite-store.ts";
 import { openStore } from "../store/open-store.ts";
+import { Cron } from "croner";
+import { SCHEDULE_LAST } from "../gateway/scheduler.ts";
 import type { PendingApprovalRecord } from "../store/store.ts";
 import { McpHub } from "../tools/mcp/hub.ts";
 import { readArgs } from "./args.ts";
@@ -57,6 +59,7 @@ export async function runStatus(argv: string[]): Promise<number> {
   out.push(...describeMcp(config, snapshot));
   out.push(...describeActivity(snapshot));
   out.push(...(await describeApprovals(config.dataDir, config.databaseUrl)));
+  out.push(...(await describeStored(config, Boolean(values.deep))));
   out.push(describeLastError(snapshot));
 
   let healthy = running;
@@ -203,6 +206,36 @@ async function describeApprovals(dataDir: string, databaseUrl?: string): Promise
     lines.push(row("", `${a.id}  ${a.tool}  for ${a.requesterName ?? a.requesterId} in ${a.sessionKey}, expires in ${left}s`));
   }
   if (pending.length > 10) lines.push(row("", `… and ${pending.length - 10} more`));
+  return lines;
+}
+
+/**
+ * Schedules with their next and last run (as the store recorded it), and with `--deep` the largest
+ * sessions (most messages in their current history) and how full their context was last measured.
+ */
+async function describeStored(config: Config, deep: boolean): Promise<string[]> {
+  if (!config.schedules.length && !deep) return [];
+  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, DATABASE_FILE))) return [];
+  const lines: string[] = [];
+  try {
+    const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    try {
+      for (const s of config.schedules) {
+        const next = new Cron(s.cron, { timezone: s.timezone, paused: true }).nextRun();
+        const stored = await store.getValue(`${SCHEDULE_LAST}${s.name}`);
+        const last = stored ? (JSON.parse(stored) as { at: string; outcome: string }) : undefined;
+        lines.push(row(lines.length ? "" : "Schedules", `${s.name}: next ${next?.toISOString() ?? "never"}, last ${last ? `${last.at} (${last.outcome})` : "never"}`));
+      }
+      if (deep) {
+        const sessions = (await store.listSessions()).sort((a, b) => b.messageCount - a.messageCount).slice(0, 5);
+        sessions.forEach((session, i) => lines.push(row(i ? "" : "Largest", `${session.key}: ${session.messageCount} messages`)));
+      }
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    lines.push(row("Schedules", `could not read the store: ${(err as Error).message}`));
+  }
   return lines;
 }
 

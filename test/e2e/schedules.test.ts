@@ -105,5 +105,8 @@ describe("scheduled turns", () => {
     expect(asked.code).toBe(0);
     await waitUntil(() => expect(texts(REPORTS).join("\n")).toContain("Quarterly numbers: up."), { timeout: 15_000 });
     await waitUntil(async () => expect((await runCli(["schedules", "list"], env)).stdout).toMatch(/quarterly .*\n.*last \S+ \(done\)/), { timeout: 10_000 });
+    const status = await runCli(["status", "--deep"], env);
+    expect(status.stdout).toMatch(/Schedules:\s+quarterly: next \S+, last \S+ \(done\)/);
+    expect(status.stdout).toMatch(/Largest:\s+telegram:-100500:schedule-quarterly: 2 messages/);
   });
 });
