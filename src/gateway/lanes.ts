@@ -83,6 +83,11 @@ export class SessionLanes {
     return this.lanes.get(sessionKey)?.size ?? 0;
   }
 
+  /** Every slot is taken and work waits for one: a replica should leave new threads to an idler one. */
+  get saturated(): boolean {
+    return this.slots.pending >= this.slots.concurrency && this.slots.size > 0;
+  }
+
   /** Turns that compute now or wait for a slot (parked turns are not counted). */
   get runningCount(): number {
     let n = 0;

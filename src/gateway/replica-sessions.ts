@@ -39,6 +39,10 @@ export interface ReplicaSessionsOptions {
   sweepMs?: number;
 }
 
+/** How long a saturated replica leaves a new thread to the others before it looks again, and how often. */
+const DEFER_WHEN_FULL_MS = 250;
+const MAX_DEFERRALS = 8;
+
 /** Time a message may be accepted but not yet in the inbox (the push in flight) before it counts as lost. */
 const UNFINISHED_GRACE_MS = 3_000;
 
@@ -50,7 +54,7 @@ export class ReplicaSessions {
   private closed = false;
 
   constructor(options: ReplicaSessionsOptions) {
-    this.o = { ...options, leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepMs: options.sweepMs ?? 2_000 };
+    this.o = { ...options, leaseTtlMs: options.leaseTtlMs ?? 10_000, sweepMs: options.sweepMs ?? 1_000 };
     // A decision on a parked turn: this replica takes it over (the turn's own replica let it go).
     options.approvals.onSettled(({ record }) => {
       this.kick(record.sessionKey);
@@ -74,8 +78,10 @@ export class ReplicaSessions {
   /** Adds an accepted message to its session's inbox and makes sure some replica drains it. */
   async accept(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ ahead: number; busy: boolean }> {
     const { coordination } = this.o;
+    // Looked at before the push: a sweep may take the thread the moment its message is in the inbox.
+    const working = this.o.lanes.busy(sessionKey) || (await coordination.leased(sessionKey)) || (await this.savedTurns(sessionKey)).length > 0;
     const { ahead } = await coordination.push(env, sessionKey, acceptedAt);
-    const busy = ahead > 0 || this.o.lanes.busy(sessionKey) || (await coordination.leased(sessionKey)) || (await this.savedTurns(sessionKey)).length > 0;
+    const busy = working || ahead > 0;
     this.kick(sessionKey);
     return { ahead, busy };
   }
@@ -85,12 +91,20 @@ export class ReplicaSessions {
     return this.o.coordination.waiting(sessionKey);
   }
 
-  /** Drains the session here unless this replica already does (then it looks again before letting go). */
-  kick(sessionKey: string): void {
+  /**
+   * Drains the session here unless this replica already does (then it looks again before letting go).
+   * While every slot here is taken and work waits for one, a new thread is left for a moment to a
+   * replica with room (its sweep takes threads nobody holds), then tried here again.
+   */
+  kick(sessionKey: string, tries = 0): void {
     if (this.closed) return;
     if (!this.o.runtimeOf(sessionKey.split(":")[0]!)) return;
     if (this.o.lanes.busy(sessionKey)) {
       this.again.add(sessionKey);
+      return;
+    }
+    if (this.o.lanes.saturated && tries < MAX_DEFERRALS) {
+      setTimeout(() => this.kick(sessionKey, tries + 1), DEFER_WHEN_FULL_MS).unref();
       return;
     }
     this.o.lanes.enqueue(sessionKey, () => this.drain(sessionKey), { force: true });
@@ -209,7 +223,8 @@ export class ReplicaSessions {
 
   private async sweep(): Promise<void> {
     const { coordination, delivery, log } = this.o;
-    for (const sessionKey of await coordination.orphaned()) this.kick(sessionKey);
+    // A replica whose slots are all taken leaves orphaned threads to one with room.
+    if (!this.o.lanes.saturated) for (const sessionKey of await coordination.orphaned()) this.kick(sessionKey, MAX_DEFERRALS);
     await this.o.approvals.expireOverdue();
     for (const lost of await coordination.claimUnfinished(UNFINISHED_GRACE_MS, this.o.channelNames())) {
       try {
