@@ -231,7 +231,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
       ],
       progressMode: options.editProgressInPlace ? "edit" : "lines",
       // Telegram does not state a private chat's limit (grammY: send, and wait out retry_after): a private
-      // chat is paced only for a while after a 429. Groups keep their documented 20 a minute.
+      // chat is not paced; a 429 holds it for as long as Telegram says. Groups keep their documented 20 a minute.
       paceOnlyAfterRateLimit: (target) => !target.conversationId.startsWith("-"),
     },
 

@@ -44,8 +44,11 @@ const conversationHoldKey = (t: ReplyTarget) => `hold:conversation:${t.channel}:
 const botHoldKey = (t: ReplyTarget) => `hold:bot:${t.channel}:${t.account ?? ""}`;
 /** Set after a 429 in a conversation whose platform states no limit: pacing applies there until it passes. */
 const recentlyLimitedKey = (t: ReplyTarget) => `limited:${t.channel}:${t.account ?? ""}:${t.conversationId}`;
-/** How long a conversation is paced after a 429, where pacing applies only after one. */
-const PACED_AFTER_RATE_LIMIT_MS = 60_000;
+/**
+ * How long a conversation stays paced after a 429, beyond the wait the platform named, where pacing
+ * applies only after one: none — a 429 slows what it names for as long as it says, no longer.
+ */
+const PACED_AFTER_RATE_LIMIT_MS = 0;
 
 export class Delivery {
   private readonly queues = new Map<string, TargetQueue>();
