@@ -65,8 +65,9 @@ describe("the turn loop", () => {
       ],
     });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const { outcome } = await fx.turn("go", { signal: controller.signal });
+    // Stopped while the second call runs, however slowly the machine got there.
+    const watch = setInterval(() => second.calls.length > 0 && controller.abort(), 10);
+    const { outcome } = await fx.turn("go", { signal: controller.signal }).finally(() => clearInterval(watch));
     expect(outcome.status).toBe("cancelled");
     const results = outcome.newMessages.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
     expect(results[0]).toBe("probe_first:");
