@@ -37,7 +37,14 @@ interface TurnRecord {
   status: "running" | "done" | "failed" | "cancelled" | "stopped";
   deliverTo: string;
   answer?: string;
+  /** Where the turn's history is (for the replica that finishes it). */
+  sessionKey?: string;
 }
+
+/** Ids of API turns (trace ids of other messages are 10 hex digits). */
+const API_ID = /^[0-9a-f]{12}$/;
+/** How often a waiting call looks in the store for a turn that another replica ran. */
+const WAIT_POLL_MS = 500;
 
 export interface TurnsApiOptions {
   /** The bearer token callers must send; absent: the API refuses every call. */
@@ -54,17 +61,26 @@ export function mountTurnsApi(http: HttpRoutes, o: TurnsApiOptions): void {
   o.observer.listen((e) => {
     // The reply is posted after the turn's history is written: its answer is the session's last message.
     if ((e.event !== "reply.delivered" && e.event !== "reply.failed") || typeof e.traceId !== "string") return;
-    const turn = running.get(e.traceId);
-    if (!turn) return;
-    running.delete(e.traceId);
-    void finish(e.traceId, turn, String(e.status) as TurnRecord["status"]);
+    const id = e.traceId;
+    const status = String(e.status) as TurnRecord["status"];
+    const turn = running.get(id);
+    if (turn) {
+      running.delete(id);
+      void finish(id, turn, status);
+    } else if (API_ID.test(id)) {
+      // With replicas, a call accepted elsewhere may have run here: its record says where its session is.
+      void o.store.getValue(`${RECORD}${id}`).then((stored) => {
+        const record = stored ? (JSON.parse(stored) as TurnRecord) : undefined;
+        if (record?.status === "running" && record.sessionKey) return finish(id, { sessionKey: record.sessionKey, deliverTo: record.deliverTo }, status);
+      }).catch(() => {});
+    }
   });
 
   const finish = async (id: string, turn: { sessionKey: string; deliverTo: string }, status: TurnRecord["status"]) => {
     // The answer is the turn's last message in its session (the history is written as the turn ends).
     const [last] = await o.store.loadHistory(turn.sessionKey, 1).catch(() => []);
     const answer = last?.role === "assistant" && typeof last.content === "string" ? last.content : undefined;
-    const record: TurnRecord = { id, status, deliverTo: turn.deliverTo, ...(answer ? { answer } : {}) };
+    const record: TurnRecord = { id, status, deliverTo: turn.deliverTo, sessionKey: turn.sessionKey, ...(answer ? { answer } : {}) };
     await o.store.setValue(`${RECORD}${id}`, JSON.stringify(record)).catch(() => {});
     waiting.get(id)?.(record);
   };
@@ -92,13 +108,22 @@ export function mountTurnsApi(http: HttpRoutes, o: TurnsApiOptions): void {
         });
         const sessionKey = `${env.channel}:${env.conversation.id}:${env.conversation.threadId}`;
         running.set(id, { sessionKey, deliverTo: call.deliverTo });
-        await o.store.setValue(`${RECORD}${id}`, JSON.stringify({ id, status: "running", deliverTo: call.deliverTo } satisfies TurnRecord));
+        await o.store.setValue(`${RECORD}${id}`, JSON.stringify({ id, status: "running", deliverTo: call.deliverTo, sessionKey } satisfies TurnRecord));
         const done = call.wait ? new Promise<TurnRecord | undefined>((resolve) => {
-          const timer = setTimeout(() => resolve(undefined), WAIT_MS);
-          waiting.set(id, (record) => {
+          const end = (record: TurnRecord | undefined) => {
             clearTimeout(timer);
+            clearInterval(poll);
             resolve(record);
-          });
+          };
+          const timer = setTimeout(() => end(undefined), WAIT_MS);
+          // Another replica may run the turn: its record in the store says when it is done.
+          const poll = setInterval(() => {
+            void o.store.getValue(`${RECORD}${id}`).then((stored) => {
+              const record = stored ? (JSON.parse(stored) as TurnRecord) : undefined;
+              if (record && record.status !== "running") end(record);
+            }, () => {});
+          }, WAIT_POLL_MS);
+          waiting.set(id, end);
         }) : undefined;
         await o.run(env);
         if (!done) return sendJson(res, 202, { id, status: "running", poll: `/v1/turns/${id}` });
