@@ -79,7 +79,7 @@ export class ReplicaSessions {
   async accept(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ ahead: number; busy: boolean }> {
     const { coordination } = this.o;
     // Looked at before the push: a sweep may take the thread the moment its message is in the inbox.
-    const working = this.o.lanes.busy(sessionKey) || (await coordination.leased(sessionKey)) || (await this.savedTurns(sessionKey)).length > 0;
+    const working = this.o.lanes.busy(sessionKey) || (await coordination.leased(sessionKey)) || (await this.o.store.listTurnsOf(sessionKey)).length > 0;
     const { ahead } = await coordination.push(env, sessionKey, acceptedAt);
     const busy = working || ahead > 0;
     this.kick(sessionKey);
@@ -116,7 +116,7 @@ export class ReplicaSessions {
    * nothing runs anywhere.
    */
   async stopElsewhere(sessionKey: string): Promise<string | undefined> {
-    const parked = (await this.savedTurns(sessionKey)).find((t) => t.waitingApprovalId);
+    const parked = (await this.o.store.listTurnsOf(sessionKey)).find((t) => t.waitingApprovalId);
     if (parked?.waitingApprovalId && (await this.o.approvals.cancel(parked.waitingApprovalId))) {
       return "🛑 Stopping the task that waits for approval here; it will not run.";
     }
@@ -129,10 +129,6 @@ export class ReplicaSessions {
   close(): void {
     this.closed = true;
     clearTimeout(this.sweeper);
-  }
-
-  private async savedTurns(sessionKey: string) {
-    return (await this.o.store.listTurns()).filter((t) => t.sessionKey === sessionKey);
   }
 
   private async drain(sessionKey: string): Promise<void> {
@@ -150,7 +146,7 @@ export class ReplicaSessions {
       for (;;) {
         this.again.delete(sessionKey);
         if (this.closed || !(await fence())) break;
-        const [saved] = await this.savedTurns(sessionKey);
+        const [saved] = await this.o.store.listTurnsOf(sessionKey);
         if (saved) {
           const runtime = this.o.runtimeOf(saved.channel);
           if (!runtime) break;

@@ -169,7 +169,7 @@ export class Scheduler {
   private async waiting(schedule: ScheduleConfig): Promise<boolean> {
     const deliver = parseConversationRef(schedule.deliverTo);
     const sessionKey = `${deliver.channel}:${deliver.conversationId}:${sessionThread(schedule)}`;
-    return (await this.o.store.listTurns()).some((t) => t.sessionKey === sessionKey);
+    return (await this.o.store.listTurnsOf(sessionKey)).length > 0;
   }
 
   private envelopeFor(schedule: ScheduleConfig, id: string): IngressEnvelope | undefined {

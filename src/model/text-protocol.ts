@@ -141,7 +141,7 @@ export function hideToolCallBlocks(onText: (text: string) => void): { push(delta
         inside = true;
         continue;
       }
-      const keep = partialTagLength(buffer);
+      const keep = partialTagLength(buffer, OPEN);
       emit(buffer.slice(0, buffer.length - keep));
       buffer = buffer.slice(buffer.length - keep);
       return;
@@ -159,10 +159,10 @@ export function hideToolCallBlocks(onText: (text: string) => void): { push(delta
   };
 }
 
-/** Length of the longest end of `text` that could be the beginning of `<tool_call>`. */
-function partialTagLength(text: string): number {
-  for (let n = Math.min(OPEN.length - 1, text.length); n > 0; n--) {
-    if (OPEN.startsWith(text.slice(text.length - n))) return n;
+/** Length of the longest end of `text` that could be the beginning of `tag` (held back while streaming). */
+export function partialTagLength(text: string, tag: string): number {
+  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) {
+    if (tag.startsWith(text.slice(text.length - n))) return n;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
  * the streamed text. A template that opens the block in the prompt leaves only `</think>` in the
  * output; everything before it is reasoning too.
  */
+import { partialTagLength } from "./text-protocol.ts";
 
 const OPEN = "<think>";
 const CLOSE = "</think>";
@@ -78,7 +79,7 @@ export function hideThinking(onText: (text: string) => void, startsInside = fals
         state = "inside";
         continue;
       }
-      const keep = partialLength(buffer, `\n${OPEN}`);
+      const keep = partialTagLength(buffer, `\n${OPEN}`);
       emit(buffer.slice(0, buffer.length - keep));
       buffer = buffer.slice(buffer.length - keep);
       return;
@@ -99,10 +100,3 @@ export function hideThinking(onText: (text: string) => void, startsInside = fals
   };
 }
 
-/** Length of the longest end of `text` that could be the beginning of `tag`. */
-function partialLength(text: string, tag: string): number {
-  for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) {
-    if (tag.startsWith(text.slice(text.length - n))) return n;
-  }
-  return 0;
-}

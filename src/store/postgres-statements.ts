@@ -86,7 +86,6 @@ export const PG = {
   decideExpired: `
     UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5
     WHERE id = $1 AND state = 'pending'`,
-  expireAllPending: `UPDATE approvals SET state = 'expired', decided_at = $1 WHERE state = 'pending'`,
   listApprovals: `SELECT * FROM approvals ORDER BY created_at, id COLLATE "C"`,
   listApprovalsIn: `SELECT * FROM approvals WHERE state = $1 ORDER BY created_at, id COLLATE "C"`,
 
@@ -115,6 +114,7 @@ export const PG = {
       updated_at = excluded.updated_at, body = excluded.body`,
   getTurn: `SELECT * FROM turns WHERE turn_id = $1`,
   listTurns: `SELECT * FROM turns ORDER BY updated_at, turn_id COLLATE "C"`,
+  listTurnsOf: `SELECT * FROM turns WHERE session_key = $1 ORDER BY updated_at, turn_id COLLATE "C"`,
   deleteTurn: `DELETE FROM turns WHERE turn_id = $1`,
 
   getValue: `SELECT value FROM kv WHERE key = $1`,

@@ -186,10 +186,6 @@ class PostgresStore implements Store {
     return (await this.#run(statement, [id, state, by.id ?? null, by.name ?? null, at])) === 1;
   }
 
-  async expireAllPending(at: number): Promise<number> {
-    return this.#run(PG.expireAllPending, [at]);
-  }
-
   async listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]> {
     const rows = state
       ? await this.#rows<ApprovalRow>(PG.listApprovalsIn, [state])
@@ -254,6 +250,10 @@ class PostgresStore implements Store {
 
   async listTurns(): Promise<StoredTurn[]> {
     return (await this.#rows<TurnRow>(PG.listTurns)).map(turnFromRow);
+  }
+
+  async listTurnsOf(sessionKey: string): Promise<StoredTurn[]> {
+    return (await this.#rows<TurnRow>(PG.listTurnsOf, [sessionKey])).map(turnFromRow);
   }
 
   async deleteTurn(turnId: string): Promise<void> {

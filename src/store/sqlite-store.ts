@@ -159,10 +159,6 @@ class SqliteStore implements Store {
     return statement.run(params).changes === 1;
   }
 
-  async expireAllPending(at: number): Promise<number> {
-    return Number(this.#q.expireAllPending.run({ at }).changes);
-  }
-
   async listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]> {
     const rows = (state ? this.#q.listApprovalsIn.all({ state }) : this.#q.listApprovals.all()) as unknown as ApprovalRow[];
     return rows.map(approvalFromRow);
@@ -235,6 +231,10 @@ class SqliteStore implements Store {
 
   async listTurns(): Promise<StoredTurn[]> {
     return (this.#q.listTurns.all() as unknown as TurnRow[]).map(turnFromRow);
+  }
+
+  async listTurnsOf(sessionKey: string): Promise<StoredTurn[]> {
+    return (this.#q.listTurnsOf.all({ session_key: sessionKey }) as unknown as TurnRow[]).map(turnFromRow);
   }
 
   async deleteTurn(turnId: string): Promise<void> {

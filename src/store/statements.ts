@@ -45,7 +45,6 @@ const SQL = {
   decideExpired: `
     UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at
     WHERE id = $id AND state = 'pending'`,
-  expireAllPending: `UPDATE approvals SET state = 'expired', decided_at = $at WHERE state = 'pending'`,
   listApprovals: `SELECT * FROM approvals ORDER BY created_at, id`,
   listApprovalsIn: `SELECT * FROM approvals WHERE state = $state ORDER BY created_at, id`,
 
@@ -82,6 +81,7 @@ const SQL = {
       updated_at = excluded.updated_at, body = excluded.body`,
   getTurn: `SELECT * FROM turns WHERE turn_id = $turn_id`,
   listTurns: `SELECT * FROM turns ORDER BY updated_at, turn_id`,
+  listTurnsOf: `SELECT * FROM turns WHERE session_key = $session_key ORDER BY updated_at, turn_id`,
   deleteTurn: `DELETE FROM turns WHERE turn_id = $turn_id`,
 
   getValue: `SELECT value FROM kv WHERE key = $key`,

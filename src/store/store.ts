@@ -123,8 +123,6 @@ export interface Store {
    * a second click, or a click after expiry, gets false.
    */
   decideApproval(id: string, state: Exclude<ApprovalState, "pending">, by: { id?: string; name?: string }, at: number): Promise<boolean>;
-  /** Marks every pending approval expired (at start-up: their turns died with the old process). */
-  expireAllPending(at: number): Promise<number>;
   listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]>;
 
   /** Remembers an "always" decision for a tool within a scope (conversation or sender). */
@@ -151,6 +149,8 @@ export interface Store {
   getTurn(turnId: string): Promise<StoredTurn | undefined>;
   /** Every turn record, oldest first (at start-up: the turns to resume). */
   listTurns(): Promise<StoredTurn[]>;
+  /** The turn records of one session, oldest first (a parked turn reserves its session). */
+  listTurnsOf(sessionKey: string): Promise<StoredTurn[]>;
   deleteTurn(turnId: string): Promise<void>;
 
   /** Small named values (Telegram update offset, …). */

@@ -83,25 +83,6 @@ export function describeApprovalsContract(harness: StoreHarness): void {
       expect(await store.decideApproval("ghost", "approved", { id: "U1" }, 1)).toBe(false);
       await store.close();
     });
-
-    it("expires every pending approval at start-up and leaves decided ones alone", async () => {
-      const location = await harness.freshLocation();
-      const before = await harness.open(location);
-      await before.createApproval(pending("p1"));
-      await before.createApproval(pending("p2", { createdAt: 1_500 }));
-      await before.createApproval(pending("d1"));
-      await before.decideApproval("d1", "denied", { id: "UADMIN" }, 2_000);
-      await before.close();
-
-      const after = await harness.open(location);
-      expect(await after.expireAllPending(9_000)).toBe(2);
-      expect((await after.listApprovals("expired")).map((a) => a.id)).toEqual(["p1", "p2"]);
-      expect(await after.listApprovals("pending")).toEqual([]);
-      expect((await after.getApproval("d1"))?.state).toBe("denied");
-      expect((await after.listApprovals()).map((a) => a.id)).toEqual(["d1", "p1", "p2"]);
-      expect(await after.decideApproval("p1", "approved", { id: "U1" }, 9_001)).toBe(false);
-      await after.close();
-    });
   });
 
   describe("remembered 'always' decisions", () => {

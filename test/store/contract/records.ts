@@ -106,6 +106,17 @@ export function describeRecordsContract(harness: StoreHarness): void {
       expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["a", "late"]);
       await store.close();
     });
+
+    it("lists the turns of one session only", async () => {
+      const store = await openFresh(harness);
+      await store.saveTurn(turn("here-2", { updatedAt: 2 }));
+      await store.saveTurn(turn("elsewhere", { sessionKey: "slack:C2:9.9", updatedAt: 1 }));
+      await store.saveTurn(turn("here-1", { updatedAt: 1 }));
+      expect((await store.listTurnsOf("slack:C1:171.2")).map((t) => t.turnId)).toEqual(["here-1", "here-2"]);
+      expect((await store.listTurnsOf("slack:C2:9.9")).map((t) => t.turnId)).toEqual(["elsewhere"]);
+      expect(await store.listTurnsOf("slack:C3")).toEqual([]);
+      await store.close();
+    });
   });
 
   describe("named values", () => {
