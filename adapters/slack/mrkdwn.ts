@@ -1,61 +1,110 @@
 /**
- * Converts the model's Markdown to Slack mrkdwn: **bold** → *bold*, *italic* → _italic_,
- * ~~strike~~ → ~strike~, [text](url) → <url|text>, headings → bold lines, bullets → •,
- * fenced code kept (language tag dropped). &, < and > are escaped everywhere Slack would
- * read them as control characters — code included, since Slack decodes entities there too.
+ * Converts the model's Markdown to Slack mrkdwn through the shared Markdown walk: *bold*, _italic_,
+ * ~strike~, `code`, ``` blocks (language dropped), <url|text> links with the URL whole (parentheses
+ * included), `>` quotes line by line, tables as an aligned ``` block, headings as bold lines,
+ * bullets as •. `***x***` becomes `*_x_*`. &, < and > are escaped everywhere Slack would read them
+ * as control characters — code included, since Slack decodes entities there too — so raw HTML and
+ * `<!channel>` from the model are shown as text.
  */
+import { separateBacktickRuns } from "../../src/approval/summary.ts";
+import {
+  emphasisMarkers, isIntraword, isLinkable, linkHref, plainText, renderMarkdown, visibleText,
+  type BlockStyle, type MarkedToken, type Token, type Tokens,
+} from "../markdown-tokens.ts";
 
 /** Escapes the three characters Slack treats as markup. */
 export function escapeSlackText(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-const HOLE = "\u0000";
-const BOLD = "\u0001";
-
-/** Converts inline Markdown on one line (no fences). */
-function convertInline(line: string): string {
-  const saved: string[] = [];
-  const keep = (s: string) => `${HOLE}${saved.push(s) - 1}${HOLE}`;
-  let out = line
-    // inline code first, so nothing inside it is touched
-    .replace(/`([^`\n]+)`/g, (_m, code: string) => keep(`\`${escapeSlackText(code)}\``))
-    .replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+|mailto:[^\s)]+)\)/g, (_m, label: string, url: string) =>
-      keep(`<${url.replace(/[<>|]/g, encodeURIComponent).replace(/&/g, "&amp;")}|${escapeSlackText(label).replace(/\|/g, "¦")}>`))
-    .replace(/<(https?:\/\/[^\s>]+)>/g, (_m, url: string) => keep(`<${url.replace(/&/g, "&amp;")}>`));
-  out = escapeSlackText(out)
-    .replace(/\*\*(?=\S)(.+?)(?<=\S)\*\*/g, `${BOLD}$1${BOLD}`)
-    .replace(/__(?=\S)(.+?)(?<=\S)__/g, `${BOLD}$1${BOLD}`)
-    .replace(/(^|[^*\w])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![*\w])/g, "$1_$2_")
-    .replace(/~~(?=\S)(.+?)(?<=\S)~~/g, "~$1~")
-    .replaceAll(BOLD, "*");
-  return out.replace(new RegExp(`${HOLE}(\\d+)${HOLE}`, "g"), (_m, i: string) => saved[Number(i)]!);
+/** A URL inside `<…|…>`: the characters that would end or split the link are percent-encoded. */
+function slackUrl(href: string): string {
+  return href.replace(/[<>|\s]/g, encodeURIComponent).replace(/&/g, "&amp;");
 }
 
-/** Converts one line outside code fences: headings, bullets, quotes, then inline markup. */
-function convertLine(line: string): string {
-  const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-  if (heading) return `*${convertInline(heading[1]!).replace(/^\*(.*)\*$/, "$1")}*`;
-  const bullet = /^(\s*)[-*+]\s+(.*)$/.exec(line);
-  if (bullet) return `${bullet[1]}• ${convertInline(bullet[2]!)}`;
-  const quote = /^\s*>\s?(.*)$/.exec(line);
-  if (quote) return `>${convertInline(quote[1]!)}`;
-  if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) return "―――";
-  return convertInline(line);
+/** Code inside a ``` block, which a run of three backticks in it would close early. */
+function blockCode(code: string): string {
+  const escaped = escapeSlackText(code);
+  return "```\n" + (escaped.includes("```") ? separateBacktickRuns(escaped).text : escaped) + "\n```";
 }
+
+/** The spans an inline token sits in: Slack cannot open a span inside the same span. */
+interface Spans {
+  bold: boolean;
+  italic: boolean;
+  strike: boolean;
+}
+
+const NO_SPANS: Spans = { bold: false, italic: false, strike: false };
+const MARKERS = { bold: "*", italic: "_", strike: "~" } as const;
+
+function emphasis(token: Tokens.Strong | Tokens.Em | Tokens.Del, siblings: Token[], index: number, spans: Spans, span: keyof Spans): string {
+  if (isIntraword(siblings, index)) {
+    const [open, close] = emphasisMarkers(token);
+    return escapeSlackText(open) + inline(token.tokens, spans) + escapeSlackText(close);
+  }
+  const only = token.tokens.length === 1 ? (token.tokens[0] as MarkedToken) : undefined;
+  // ***x*** parses as emphasis around strong; Slack reads `*_x_*` (bold outside) reliably.
+  if (span === "italic" && only?.type === "strong" && !spans.bold && !spans.italic) {
+    return `*_${inline(only.tokens, { ...spans, bold: true, italic: true })}_*`;
+  }
+  const content = inline(token.tokens, { ...spans, [span]: true });
+  return spans[span] ? content : `${MARKERS[span]}${content}${MARKERS[span]}`;
+}
+
+function link(token: Tokens.Link | Tokens.Image): string {
+  const href = linkHref(token);
+  const label = (token.type === "image" ? token.text : plainText(token.tokens)) || href;
+  if (!isLinkable(href)) return escapeSlackText(label === href ? href : `${label} (${href})`);
+  if (label === href) return `<${slackUrl(href)}>`;
+  return `<${slackUrl(href)}|${escapeSlackText(label.replace(/\s*\n\s*/g, " ")).replace(/\|/g, "¦")}>`;
+}
+
+function inline(tokens: Token[], spans: Spans): string {
+  return tokens
+    .map((token, index) => {
+      const t = token as MarkedToken;
+      switch (t.type) {
+        case "text":
+          return t.tokens ? inline(t.tokens, spans) : escapeSlackText(visibleText(t));
+        case "escape":
+          return escapeSlackText(t.text);
+        case "codespan":
+          return `\`${escapeSlackText(t.text)}\``;
+        case "br":
+          return "\n";
+        case "strong":
+          return emphasis(t, tokens, index, spans, "bold");
+        case "em":
+          return emphasis(t, tokens, index, spans, "italic");
+        case "del":
+          return emphasis(t, tokens, index, spans, "strike");
+        case "link":
+        case "image":
+          return link(t);
+        default:
+          return escapeSlackText(t.raw);
+      }
+    })
+    .join("");
+}
+
+const SLACK_MRKDWN: BlockStyle = {
+  inline: (tokens) => inline(tokens, NO_SPANS),
+  text: escapeSlackText,
+  heading(tokens) {
+    const content = inline(tokens, { ...NO_SPANS, bold: true });
+    return content ? `*${content}*` : "";
+  },
+  code: (code) => blockCode(code),
+  quote: (content, nested) => (nested ? content : content.split("\n").map((line) => (line ? `> ${line}` : ">")).join("\n")),
+  table: (laidOut) => blockCode(laidOut),
+  html: escapeSlackText,
+  rule: "―――",
+  bullet: "• ",
+};
 
 /** Converts Markdown to Slack mrkdwn. */
 export function markdownToMrkdwn(markdown: string): string {
-  const out: string[] = [];
-  let inFence = false;
-  for (const line of markdown.split("\n")) {
-    if (/^\s*(```|~~~)/.test(line)) {
-      out.push("```");
-      inFence = !inFence;
-      continue;
-    }
-    out.push(inFence ? escapeSlackText(line) : convertLine(line));
-  }
-  if (inFence) out.push("```");
-  return out.join("\n");
+  return renderMarkdown(markdown, SLACK_MRKDWN);
 }

@@ -1,9 +1,15 @@
 /**
- * Converts the model's markdown to Telegram HTML (parse_mode "HTML"): `&`, `<`, `>` escaped
- * everywhere; **bold**, *italic* or _italic_, ~~strike~~, `code`, fenced blocks, [text](url) and
- * headings mapped to the tags Telegram allows. Anything else stays as escaped text, so an answer
- * full of markup characters still sends.
+ * Converts the model's Markdown to Telegram HTML (parse_mode "HTML") through the shared Markdown
+ * walk. Only tags Telegram accepts are written — b, i, s, code, pre, a, blockquote — always
+ * balanced and nested the way Telegram allows (no code inside a link, no quote inside a quote);
+ * `&`, `<` and `>` are escaped everywhere else, so raw HTML from the model is shown as text.
+ * Fences (``` and ~~~) become <pre><code class="language-x">, quotes <blockquote>, tables an
+ * aligned <pre> block, lists "• " / "1. " lines, headings bold lines, images links.
  */
+import {
+  emphasisMarkers, isIntraword, isLinkable, linkHref, plainText, renderMarkdown, visibleText,
+  type BlockStyle, type MarkedToken, type Token, type Tokens,
+} from "../markdown-tokens.ts";
 
 /** Escapes text for Telegram HTML. */
 export function escapeHtml(text: string): string {
@@ -14,63 +20,83 @@ function escapeAttribute(text: string): string {
   return escapeHtml(text).replace(/"/g, "&quot;");
 }
 
-const FENCE = /```([^\n`]*)\n([\s\S]*?)(?:```|$)/g;
+/** The spans an inline token sits in, so a span is never opened twice and a link holds no code. */
+interface Spans {
+  b: boolean;
+  i: boolean;
+  s: boolean;
+  link: boolean;
+}
+
+const NO_SPANS: Spans = { b: false, i: false, s: false, link: false };
+
+function emphasis(token: Tokens.Strong | Tokens.Em | Tokens.Del, siblings: Token[], index: number, spans: Spans, tag: "b" | "i" | "s"): string {
+  if (isIntraword(siblings, index)) {
+    const [open, close] = emphasisMarkers(token);
+    return escapeHtml(open) + inline(token.tokens, spans) + escapeHtml(close);
+  }
+  const content = inline(token.tokens, { ...spans, [tag]: true });
+  return spans[tag] ? content : `<${tag}>${content}</${tag}>`;
+}
+
+function link(token: Tokens.Link | Tokens.Image, spans: Spans): string {
+  const href = linkHref(token);
+  const label = token.type === "image" ? escapeHtml(token.text || href) : inline(token.tokens, { ...spans, link: true }) || escapeHtml(href);
+  if (spans.link || !isLinkable(href, ["tg"])) {
+    const shown = token.type === "image" ? token.text : plainText(token.tokens);
+    return shown && shown !== href ? `${label} (${escapeHtml(href)})` : escapeHtml(href);
+  }
+  return `<a href="${escapeAttribute(href)}">${label}</a>`;
+}
+
+function inline(tokens: Token[], spans: Spans): string {
+  return tokens
+    .map((token, index) => {
+      const t = token as MarkedToken;
+      switch (t.type) {
+        case "text":
+          return t.tokens ? inline(t.tokens, spans) : escapeHtml(visibleText(t));
+        case "escape":
+          return escapeHtml(t.text);
+        case "codespan":
+          return spans.link ? escapeHtml(t.text) : `<code>${escapeHtml(t.text)}</code>`;
+        case "br":
+          return "\n";
+        case "strong":
+          return emphasis(t, tokens, index, spans, "b");
+        case "em":
+          return emphasis(t, tokens, index, spans, "i");
+        case "del":
+          return emphasis(t, tokens, index, spans, "s");
+        case "link":
+        case "image":
+          return link(t, spans);
+        default:
+          return escapeHtml(t.raw);
+      }
+    })
+    .join("");
+}
+
+const TELEGRAM_HTML: BlockStyle = {
+  inline: (tokens) => inline(tokens, NO_SPANS),
+  text: escapeHtml,
+  heading(tokens) {
+    const content = inline(tokens, { ...NO_SPANS, b: true });
+    return content ? `<b>${content}</b>` : "";
+  },
+  code(code, lang) {
+    const cls = /^[A-Za-z0-9_+-]+$/.test(lang) ? ` class="language-${lang}"` : "";
+    return `<pre><code${cls}>${escapeHtml(code)}</code></pre>`;
+  },
+  quote: (content, nested) => (nested || !content ? content : `<blockquote>${content}</blockquote>`),
+  table: (laidOut) => `<pre>${escapeHtml(laidOut)}</pre>`,
+  html: escapeHtml,
+  rule: "───",
+  bullet: "• ",
+};
 
 /** Converts markdown to Telegram HTML. */
 export function markdownToTelegramHtml(markdown: string): string {
-  let out = "";
-  let last = 0;
-  for (const m of markdown.matchAll(FENCE)) {
-    out += convertProse(markdown.slice(last, m.index));
-    const lang = m[1]!.trim();
-    const code = m[2]!.replace(/\n$/, "");
-    const cls = /^[A-Za-z0-9_+-]+$/.test(lang) ? ` class="language-${lang}"` : "";
-    out += `<pre><code${cls}>${escapeHtml(code)}</code></pre>`;
-    last = m.index + m[0].length;
-  }
-  out += convertProse(markdown.slice(last));
-  return out;
-}
-
-/** Inline spans that must not be touched by emphasis rules are parked behind placeholders. */
-function convertProse(text: string): string {
-  const parked: string[] = [];
-  const park = (html: string) => `\u0000${parked.push(html) - 1}\u0000`;
-  let s = text.replace(/\u0000/g, "");
-  s = s.replace(/(`+)([^`\n]|[^`\n][\s\S]*?[^`\n])\1(?!`)/g, (_, _ticks: string, code: string) => park(`<code>${escapeHtml(code)}</code>`));
-  s = s.replace(/\[([^\]\n]+)\]\(((?:https?|tg|mailto):[^)\s]+)\)/g, (_, label: string, url: string) => park(`<a href="${escapeAttribute(url)}">${escapeHtml(label)}</a>`));
-  s = escapeHtml(s);
-  s = s
-    .split("\n")
-    .map((line) => {
-      const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line);
-      return heading ? `<b>${heading[1]}</b>` : line;
-    })
-    .join("\n");
-  const emphasized = emphasize(s);
-  // Crossing markers (**a *b** c*) would give tags Telegram refuses; such a line keeps its stars.
-  const safe = emphasized
-    .split("\n")
-    .map((line, i) => (balanced(line) ? line : s.split("\n")[i]!))
-    .join("\n");
-  return safe.replace(/\u0000(\d+)\u0000/g, (_, n: string) => parked[Number(n)]!);
-}
-
-function emphasize(s: string): string {
-  return s
-    .replace(/\*\*(?=\S)([^\n]*?\S)\*\*/g, "<b>$1</b>")
-    .replace(/(^|[^\w])__(?=\S)([^\n]*?\S)__(?!\w)/g, "$1<b>$2</b>")
-    .replace(/~~(?=\S)([^\n]*?\S)~~/g, "<s>$1</s>")
-    .replace(/(^|[^\w*])\*(?=[^\s*])([^\n*]*?[^\s*])\*(?![\w*])/g, "$1<i>$2</i>")
-    .replace(/(^|[^\w])_(?=[^\s_])([^\n_]*?[^\s_])_(?!\w)/g, "$1<i>$2</i>");
-}
-
-/** True when the b/i/s tags of a line nest properly. */
-function balanced(line: string): boolean {
-  const open: string[] = [];
-  for (const m of line.matchAll(/<(\/?)([bis])>/g)) {
-    if (!m[1]) open.push(m[2]!);
-    else if (open.pop() !== m[2]) return false;
-  }
-  return open.length === 0;
+  return renderMarkdown(markdown, TELEGRAM_HTML);
 }
