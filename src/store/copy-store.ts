@@ -111,6 +111,9 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     step = "copying the audit log";
     // Entries have no id of their own: each one already in the destination stands for one equal
     // entry of the source, so that equal entries (two identical clicks) are each copied once.
+    // The destination chains what it is given (audit-chain.ts): into an empty store the chain comes
+    // out with the source's hashes; run `gatehouse approvals verify` on the source before copying,
+    // since a copy of an edited log is chained afresh and verifies.
     const auditThere = new Map<string, number>();
     for (const entry of await to.listAudit()) auditThere.set(auditKey(entry), (auditThere.get(auditKey(entry)) ?? 0) + 1);
     for (const entry of await from.listAudit()) {
@@ -125,7 +128,7 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     const rulesThere = new Set((await to.listAlwaysRules()).map((r) => JSON.stringify([r.scope, r.tool])));
     for (const rule of await from.listAlwaysRules()) {
       const copy = !rulesThere.has(JSON.stringify([rule.scope, rule.tool]));
-      if (copy) await to.rememberAlways(rule.scope, rule.tool, rule.createdAt);
+      if (copy) await to.rememberAlways(rule.scope, rule.tool, rule.createdAt, { id: rule.id, expiresAt: rule.expiresAt, personName: rule.personName });
       count("alwaysRules", copy);
     }
 

@@ -122,6 +122,52 @@ CREATE INDEX turns_by_session ON turns(session_key);
 ALTER TABLE approvals ADD COLUMN allow_always INTEGER NOT NULL DEFAULT 1;
 `,
   },
+  {
+    description: "approver rules: the rule each approval was asked under, and approvals given towards a quorum",
+    sql: `
+ALTER TABLE approvals ADD COLUMN approver_rule TEXT;
+CREATE TABLE approval_votes (
+  approval_id TEXT NOT NULL,
+  voter_id TEXT NOT NULL,
+  voter_name TEXT,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (approval_id, voter_id)
+) STRICT;
+`,
+  },
+  {
+    description: "always rules: an id for each remembered decision, when it expires, and the name of the person it covers",
+    sql: `
+ALTER TABLE always_rules ADD COLUMN id TEXT;
+ALTER TABLE always_rules ADD COLUMN expires_at INTEGER;
+ALTER TABLE always_rules ADD COLUMN person_name TEXT;
+UPDATE always_rules SET id = lower(hex(randomblob(6))) WHERE id IS NULL;
+CREATE UNIQUE INDEX always_rules_by_id ON always_rules(id);
+`,
+  },
+  {
+    description: "approvals: the reason a person gave for a denial",
+    sql: `
+ALTER TABLE approvals ADD COLUMN decision_reason TEXT;
+`,
+  },
+  {
+    description: "audit: the decision log's fields (requester, argument summary, who decided, reason) and its hash chain",
+    sql: `
+ALTER TABLE audit ADD COLUMN args_summary TEXT;
+ALTER TABLE audit ADD COLUMN requester_id TEXT;
+ALTER TABLE audit ADD COLUMN requester_name TEXT;
+ALTER TABLE audit ADD COLUMN decided_by_id TEXT;
+ALTER TABLE audit ADD COLUMN decided_by_name TEXT;
+ALTER TABLE audit ADD COLUMN reason TEXT;
+ALTER TABLE audit ADD COLUMN seq INTEGER;
+ALTER TABLE audit ADD COLUMN prev_hash TEXT;
+ALTER TABLE audit ADD COLUMN hash TEXT;
+CREATE UNIQUE INDEX audit_by_seq ON audit(seq);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
+  },
 ];
 
 /** The schema version this code writes and understands. */

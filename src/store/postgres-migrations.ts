@@ -121,6 +121,50 @@ CREATE INDEX turns_by_session ON turns(session_key);
 ALTER TABLE approvals ADD COLUMN allow_always BOOLEAN NOT NULL DEFAULT true;
 `,
   },
+  {
+    description: "approver rules: the rule each approval was asked under, and approvals given towards a quorum",
+    sql: `
+ALTER TABLE approvals ADD COLUMN approver_rule TEXT;
+CREATE TABLE approval_votes (
+  approval_id TEXT NOT NULL,
+  voter_id TEXT NOT NULL,
+  voter_name TEXT,
+  at BIGINT NOT NULL,
+  PRIMARY KEY (approval_id, voter_id)
+);
+`,
+  },
+  {
+    description: "always rules: an id for each remembered decision, when it expires, and the name of the person it covers",
+    sql: `
+ALTER TABLE always_rules ADD COLUMN id TEXT, ADD COLUMN expires_at BIGINT, ADD COLUMN person_name TEXT;
+UPDATE always_rules SET id = substr(md5(random()::text || scope || tool), 1, 12);
+ALTER TABLE always_rules ALTER COLUMN id SET NOT NULL;
+CREATE UNIQUE INDEX always_rules_by_id ON always_rules(id);
+`,
+  },
+  {
+    description: "approvals: the reason a person gave for a denial",
+    sql: `
+ALTER TABLE approvals ADD COLUMN decision_reason TEXT;
+`,
+  },
+  {
+    description: "audit: the decision log's fields (requester, argument summary, who decided, reason) and its hash chain",
+    sql: `
+ALTER TABLE audit ADD COLUMN args_summary TEXT, ADD COLUMN requester_id TEXT, ADD COLUMN requester_name TEXT,
+  ADD COLUMN decided_by_id TEXT, ADD COLUMN decided_by_name TEXT, ADD COLUMN reason TEXT,
+  ADD COLUMN seq BIGINT, ADD COLUMN prev_hash TEXT, ADD COLUMN hash TEXT;
+CREATE UNIQUE INDEX audit_by_seq ON audit(seq);
+CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'the audit log is append-only';
+END
+$$;
+CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+`,
+  },
 ];
 
 /**

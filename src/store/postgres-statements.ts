@@ -5,18 +5,27 @@
  * out in the same (byte) order as from SQLite, whatever locale the database was created with.
  */
 
+import { ALWAYS_COLUMNS } from "./always-rows.ts";
+
 /** The approvals columns, in the order insertApproval takes them. */
 export const APPROVAL_COLUMNS = [
   "id", "session_key", "turn_id", "call_id", "tool", "args_hash", "args_summary", "channel",
   "requester_id", "requester_name", "approvers", "target", "card_message_id", "created_at", "expires_at", "state",
-  "decided_by_id", "decided_by_name", "decided_at", "allow_always",
+  "decided_by_id", "decided_by_name", "decided_at", "allow_always", "approver_rule", "decision_reason",
 ] as const;
 
 /** The audit columns, in the order insertAudit takes them. */
 export const AUDIT_COLUMNS = [
   "at", "kind", "trace_id", "session_key", "channel", "tool", "args_hash", "actor_id", "actor_name",
-  "source", "outcome", "detail",
+  "source", "outcome", "detail", "args_summary", "requester_id", "requester_name", "decided_by_id", "decided_by_name",
+  "reason", "seq", "prev_hash", "hash",
 ] as const;
+
+/**
+ * The advisory lock that serializes appends to the audit chain across replicas ("GHAUDITC" as a
+ * 64-bit number; the migration lock is another key).
+ */
+const AUDIT_CHAIN_LOCK_KEY = "5136427209489732675";
 
 /** The receipts columns, in the order insertReceipt takes them. */
 export const RECEIPT_COLUMNS = [
@@ -76,27 +85,47 @@ export const PG = {
 
   insertApproval: insertInto("approvals", APPROVAL_COLUMNS),
   getApproval: `SELECT * FROM approvals WHERE id = $1`,
+  insertVote: `
+    INSERT INTO approval_votes (approval_id, voter_id, voter_name, at)
+    SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM approvals WHERE id = $1 AND state = 'pending')
+    ON CONFLICT (approval_id, voter_id) DO NOTHING`,
+  listVotes: `SELECT * FROM approval_votes WHERE approval_id = $1 ORDER BY at, voter_id COLLATE "C"`,
   setCardMessage: `UPDATE approvals SET card_message_id = $2 WHERE id = $1`,
   // The compare-and-set: a row is updated only while it is still pending (and, for a click, not
   // yet expired). Concurrent decides on one row queue on its lock; after the first commits, the
   // others re-check the WHERE clause against the decided row and update nothing.
   decideBeforeExpiry: `
-    UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5
+    UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5, decision_reason = $6
     WHERE id = $1 AND state = 'pending' AND expires_at > $5`,
   decideExpired: `
-    UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5
+    UPDATE approvals SET state = $2, decided_by_id = $3, decided_by_name = $4, decided_at = $5, decision_reason = $6
     WHERE id = $1 AND state = 'pending'`,
   listApprovals: `SELECT * FROM approvals ORDER BY created_at, id COLLATE "C"`,
   listApprovalsIn: `SELECT * FROM approvals WHERE state = $1 ORDER BY created_at, id COLLATE "C"`,
 
+  // A decision already there stays as it was given, unless it has expired.
   rememberAlways: `
-    INSERT INTO always_rules (scope, tool, created_at) VALUES ($1, $2, $3)
-    ON CONFLICT (scope, tool) DO NOTHING`,
-  hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $1 AND tool = $2`,
+    INSERT INTO always_rules (id, scope, tool, created_at, expires_at, person_name) VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (scope, tool) DO UPDATE SET id = excluded.id, created_at = excluded.created_at,
+      expires_at = excluded.expires_at, person_name = excluded.person_name
+    WHERE always_rules.expires_at IS NOT NULL AND always_rules.expires_at <= excluded.created_at`,
+  hasAlways: `
+    SELECT 1 AS found FROM always_rules WHERE scope = $1 AND tool = $2 AND (expires_at IS NULL OR expires_at > $3)`,
   forgetAlways: `DELETE FROM always_rules WHERE scope = $1 OR left(scope, length($1) + 1) = $1 || '|'`,
-  listAlwaysRules: `SELECT scope, tool, created_at FROM always_rules ORDER BY scope COLLATE "C", tool COLLATE "C"`,
+  listAlwaysRules: `SELECT ${ALWAYS_COLUMNS} FROM always_rules ORDER BY scope COLLATE "C", tool COLLATE "C"`,
+  listAlwaysRulesUnder: `
+    SELECT ${ALWAYS_COLUMNS} FROM always_rules WHERE scope = $1 OR left(scope, length($1) + 1) = $1 || '|'
+    ORDER BY scope COLLATE "C", tool COLLATE "C"`,
+  getAlwaysRule: `SELECT ${ALWAYS_COLUMNS} FROM always_rules WHERE id = $1`,
+  revokeAlways: `DELETE FROM always_rules WHERE id = $1 RETURNING ${ALWAYS_COLUMNS}`,
 
   insertAudit: insertInto("audit", AUDIT_COLUMNS),
+  // Opens an append: one simple query (no parameters), so BEGIN and the lock take one round trip.
+  // The transaction-level lock is held until COMMIT or ROLLBACK; the tail is read after it is taken
+  // (READ COMMITTED: each statement sees what committed before it started), so it is the real tail.
+  beginAuditAppend: `BEGIN; SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK_KEY})`,
+  auditTail: `SELECT seq, hash FROM audit WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1`,
+  readAuditLog: `SELECT * FROM audit WHERE id > $1 ORDER BY id LIMIT $2`,
   // The newest N matching entries; the caller puts them back in time order. A NULL filter matches
   // everything (the planner folds it away, since each query is planned with its values).
   listAudit: `

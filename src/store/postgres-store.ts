@@ -8,16 +8,18 @@
 import pg from "pg";
 import type { ChatMessage } from "../model/types.ts";
 import { describeDatabaseUrl, scrubSecrets, type DatabaseUrlInfo } from "./database-url.ts";
+import { chainEntry } from "./audit-chain.ts";
 import { decodeMessage, encodeMessage } from "./message-codec.ts";
 import { StoreVersionError } from "./migrations.ts";
 import { migratePostgres } from "./postgres-migrations.ts";
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, PG, RECEIPT_COLUMNS } from "./postgres-statements.ts";
+import { alwaysFromRow, alwaysValues, type AlwaysRow } from "./always-rows.ts";
 import {
-  approvalFromRow, approvalParams, auditFromRow, auditParams, receiptFromRow, receiptParams,
-  turnFromRow, type ApprovalRow, type AuditRow, type ReceiptRow, type TurnRow,
+  approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams,
+  turnFromRow, voteFromRow, type ApprovalRow, type ApprovalVoteRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import type {
-  AlwaysRule, ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
+  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
 } from "./store.ts";
 
 /** Where the PostgreSQL store lives and how it connects. */
@@ -181,9 +183,10 @@ class PostgresStore implements Store {
     state: Exclude<ApprovalState, "pending">,
     by: { id?: string; name?: string },
     at: number,
+    reason?: string,
   ): Promise<boolean> {
     const statement = state === "expired" ? PG.decideExpired : PG.decideBeforeExpiry;
-    return (await this.#run(statement, [id, state, by.id ?? null, by.name ?? null, at])) === 1;
+    return (await this.#run(statement, [id, state, by.id ?? null, by.name ?? null, at, reason ?? null])) === 1;
   }
 
   async listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]> {
@@ -193,25 +196,70 @@ class PostgresStore implements Store {
     return rows.map(approvalFromRow);
   }
 
-  async rememberAlways(scope: string, tool: string, at: number): Promise<void> {
-    await this.#run(PG.rememberAlways, [scope, tool, at]);
+  async addApprovalVote(approvalId: string, vote: ApprovalVote): Promise<{ added: boolean; votes: ApprovalVote[] }> {
+    const added = (await this.#run(PG.insertVote, [approvalId, vote.voterId, vote.voterName ?? null, vote.at])) === 1;
+    const rows = await this.#rows<ApprovalVoteRow>(PG.listVotes, [approvalId]);
+    return { added, votes: rows.map(voteFromRow) };
   }
 
-  async hasAlways(scope: string, tool: string): Promise<boolean> {
-    return (await this.#rows(PG.hasAlways, [scope, tool])).length > 0;
+  async rememberAlways(scope: string, tool: string, at: number, options?: RememberAlwaysOptions): Promise<void> {
+    const v = alwaysValues(scope, tool, at, options);
+    await this.#run(PG.rememberAlways, [v.id, v.scope, v.tool, v.created_at, v.expires_at, v.person_name]);
+  }
+
+  async hasAlways(scope: string, tool: string, now = Date.now()): Promise<boolean> {
+    return (await this.#rows(PG.hasAlways, [scope, tool, now])).length > 0;
   }
 
   async forgetAlways(scope: string): Promise<void> {
     await this.#run(PG.forgetAlways, [scope]);
   }
 
-  async listAlwaysRules(): Promise<AlwaysRule[]> {
-    const rows = await this.#rows<{ scope: string; tool: string; created_at: number }>(PG.listAlwaysRules);
-    return rows.map((r) => ({ scope: r.scope, tool: r.tool, createdAt: r.created_at }));
+  async listAlwaysRules(filter: { under?: string } = {}): Promise<AlwaysRule[]> {
+    const rows =
+      filter.under === undefined
+        ? await this.#rows<AlwaysRow>(PG.listAlwaysRules)
+        : await this.#rows<AlwaysRow>(PG.listAlwaysRulesUnder, [filter.under]);
+    return rows.map(alwaysFromRow);
+  }
+
+  async getAlwaysRule(id: string): Promise<AlwaysRule | undefined> {
+    const [row] = await this.#rows<AlwaysRow>(PG.getAlwaysRule, [id]);
+    return row ? alwaysFromRow(row) : undefined;
+  }
+
+  async revokeAlways(id: string): Promise<AlwaysRule | undefined> {
+    const [row] = await this.#rows<AlwaysRow>(PG.revokeAlways, [id]);
+    return row ? alwaysFromRow(row) : undefined;
   }
 
   async appendAudit(entry: AuditEntry): Promise<void> {
-    await this.#run(PG.insertAudit, valuesOf(auditParams(entry), AUDIT_COLUMNS));
+    // Replicas append one at a time (an advisory lock inside the transaction), so each entry links
+    // to the one appended last whoever appended it; the unique index on seq backs this up.
+    const client = await this.#pool.connect();
+    const ignore = (): void => undefined;
+    client.on("error", ignore);
+    let broken = false;
+    try {
+      await client.query(PG.beginAuditAppend);
+      const [tail] = (await client.query<{ seq: number; hash: string }>(PG.auditTail)).rows;
+      const { entry: stored, link } = chainEntry(entry, tail);
+      await client.query(PG.insertAudit, valuesOf(auditParams(stored, link), AUDIT_COLUMNS));
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.off("error", ignore);
+      client.release(broken);
+    }
+  }
+
+  async readAuditLog(page: { afterRow?: number; limit?: number } = {}): Promise<LoggedAuditEntry[]> {
+    const rows = await this.#rows<AuditRow>(PG.readAuditLog, [page.afterRow ?? 0, limitOrAll(page.limit)]);
+    return rows.map(loggedAuditFromRow);
   }
 
   async listAudit(filter: { sessionKey?: string; kind?: string; limit?: number } = {}): Promise<AuditEntry[]> {

@@ -8,7 +8,8 @@
 import { z } from "zod";
 import type { SQLInputValue } from "node:sqlite";
 import { ReplyTargetSchema } from "../envelope.ts";
-import type { ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, StoredTurn } from "./store.ts";
+import type { ChainLink } from "./audit-chain.ts";
+import type { ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, StoredTurn } from "./store.ts";
 
 /** A row of the `approvals` table. */
 export interface ApprovalRow {
@@ -33,6 +34,9 @@ export interface ApprovalRow {
   decided_at: number | null;
   /** 0/1 in SQLite, a BOOLEAN in PostgreSQL. */
   allow_always: number | boolean;
+  /** JSON of the ApproverRuleRecord, or null. */
+  approver_rule: string | null;
+  decision_reason: string | null;
 }
 
 /** A row of the `audit` table. */
@@ -50,6 +54,16 @@ export interface AuditRow {
   source: string | null;
   outcome: string | null;
   detail: string | null;
+  args_summary: string | null;
+  requester_id: string | null;
+  requester_name: string | null;
+  decided_by_id: string | null;
+  decided_by_name: string | null;
+  reason: string | null;
+  /** Null on entries from before the chain began. */
+  seq: number | null;
+  prev_hash: string | null;
+  hash: string | null;
 }
 
 /** A row of the `receipts` table. */
@@ -65,6 +79,29 @@ export interface ReceiptRow {
 }
 
 const Approvers = z.array(z.string());
+const ApproverRuleColumn = z.object({
+  name: z.string(),
+  groups: z.array(z.string()),
+  roles: z.array(z.string()),
+  chatAdmins: z.boolean(),
+  quorum: z.number().int().min(1),
+  askedIn: ReplyTargetSchema.optional(),
+  routeLabel: z.string().optional(),
+  askedInLink: z.string().optional(),
+});
+
+/** A row of the `approval_votes` table. */
+export interface ApprovalVoteRow {
+  approval_id: string;
+  voter_id: string;
+  voter_name: string | null;
+  at: number;
+}
+
+/** Reads a vote row back. */
+export function voteFromRow(row: ApprovalVoteRow): ApprovalVote {
+  return row.voter_name === null ? { voterId: row.voter_id, at: row.at } : { voterId: row.voter_id, voterName: row.voter_name, at: row.at };
+}
 
 /**
  * Named parameters for inserting an approval (node:sqlite binds `$name` from these keys; the
@@ -92,6 +129,8 @@ export function approvalParams(r: PendingApprovalRecord): Record<string, SQLInpu
     decided_by_name: r.decidedByName ?? null,
     decided_at: r.decidedAt ?? null,
     allow_always: r.allowAlways === false ? 0 : 1,
+    approver_rule: r.approverRule ? JSON.stringify(r.approverRule) : null,
+    decision_reason: r.decisionReason ?? null,
   };
 }
 
@@ -119,27 +158,19 @@ export function approvalFromRow(row: ApprovalRow): PendingApprovalRecord {
   if (row.decided_by_name !== null) record.decidedByName = row.decided_by_name;
   if (row.decided_at !== null) record.decidedAt = row.decided_at;
   if (row.allow_always === 0 || row.allow_always === false) record.allowAlways = false;
+  if (row.approver_rule) record.approverRule = ApproverRuleColumn.parse(JSON.parse(row.approver_rule));
+  if (row.decision_reason !== null) record.decisionReason = row.decision_reason;
   return record;
 }
 
-/** Named parameters for inserting an audit entry. */
-export function auditParams(e: AuditEntry): Record<string, SQLInputValue> {
-  return {
-    at: e.at,
-    kind: e.kind,
-    trace_id: e.traceId ?? null,
-    session_key: e.sessionKey ?? null,
-    channel: e.channel ?? null,
-    tool: e.tool ?? null,
-    args_hash: e.argsHash ?? null,
-    actor_id: e.actorId ?? null,
-    actor_name: e.actorName ?? null,
-    source: e.source ?? null,
-    outcome: e.outcome ?? null,
-    detail: e.detail ?? null,
-  };
+/** Named parameters for inserting an audit entry with its link in the chain (see audit-chain.ts). */
+export function auditParams(e: AuditEntry, link: ChainLink): Record<string, SQLInputValue> {
+  const params: Record<string, SQLInputValue> = { at: e.at, kind: e.kind };
+  for (const [field, column] of AUDIT_FIELDS) params[column] = e[field] ?? null;
+  return { ...params, seq: link.seq, prev_hash: link.prevHash, hash: link.hash };
 }
 
+/** The optional fields of an entry and their columns. */
 const AUDIT_FIELDS = [
   ["traceId", "trace_id"],
   ["sessionKey", "session_key"],
@@ -151,6 +182,12 @@ const AUDIT_FIELDS = [
   ["source", "source"],
   ["outcome", "outcome"],
   ["detail", "detail"],
+  ["argsSummary", "args_summary"],
+  ["requesterId", "requester_id"],
+  ["requesterName", "requester_name"],
+  ["decidedById", "decided_by_id"],
+  ["decidedByName", "decided_by_name"],
+  ["reason", "reason"],
 ] as const;
 
 /** Reads an audit row back into its entry; absent optional fields are left out. */
@@ -160,6 +197,15 @@ export function auditFromRow(row: AuditRow): AuditEntry {
     const value = row[column];
     if (value !== null) entry[field] = value;
   }
+  return entry;
+}
+
+/** Reads an audit row back with its row number and, when it has one, its link in the chain. */
+export function loggedAuditFromRow(row: AuditRow): LoggedAuditEntry {
+  const entry: LoggedAuditEntry = { ...auditFromRow(row), row: row.id };
+  if (row.seq !== null) entry.seq = row.seq;
+  if (row.prev_hash !== null) entry.prevHash = row.prev_hash;
+  if (row.hash !== null) entry.hash = row.hash;
   return entry;
 }
 

@@ -7,15 +7,17 @@ import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { ChatMessage } from "../model/types.ts";
+import { chainEntry } from "./audit-chain.ts";
 import { decodeMessage, encodeMessage } from "./message-codec.ts";
 import { assertSchemaNotNewer, migrate, StoreVersionError } from "./migrations.ts";
 import {
-  approvalFromRow, approvalParams, auditFromRow, auditParams, receiptFromRow, receiptParams,
-  turnFromRow, type ApprovalRow, type AuditRow, type ReceiptRow, type TurnRow,
+  approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams,
+  turnFromRow, voteFromRow, type ApprovalRow, type ApprovalVoteRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
+import { alwaysFromRow, alwaysValues, type AlwaysRow } from "./always-rows.ts";
 import type {
-  AlwaysRule, ApprovalState, AuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
+  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
 } from "./store.ts";
 
 /** Where the store lives: a data folder (the file is created inside it), or memory for tests. */
@@ -153,8 +155,9 @@ class SqliteStore implements Store {
     state: Exclude<ApprovalState, "pending">,
     by: { id?: string; name?: string },
     at: number,
+    reason?: string,
   ): Promise<boolean> {
-    const params = { id, state, by_id: by.id ?? null, by_name: by.name ?? null, at };
+    const params = { id, state, by_id: by.id ?? null, by_name: by.name ?? null, at, reason: reason ?? null };
     const statement = state === "expired" ? this.#q.decideExpired : this.#q.decideBeforeExpiry;
     return statement.run(params).changes === 1;
   }
@@ -164,25 +167,53 @@ class SqliteStore implements Store {
     return rows.map(approvalFromRow);
   }
 
-  async rememberAlways(scope: string, tool: string, at: number): Promise<void> {
-    this.#q.rememberAlways.run({ scope, tool, at });
+  async addApprovalVote(approvalId: string, vote: ApprovalVote): Promise<{ added: boolean; votes: ApprovalVote[] }> {
+    const params = { approval_id: approvalId, voter_id: vote.voterId, voter_name: vote.voterName ?? null, at: vote.at };
+    const added = this.#q.insertVote.run(params).changes === 1;
+    const rows = this.#q.listVotes.all({ approval_id: approvalId }) as unknown as ApprovalVoteRow[];
+    return { added, votes: rows.map(voteFromRow) };
+  }
+
+  async rememberAlways(scope: string, tool: string, at: number, options?: RememberAlwaysOptions): Promise<void> {
+    this.#q.rememberAlways.run(alwaysValues(scope, tool, at, options));
   }
 
   async forgetAlways(scope: string): Promise<void> {
     this.#q.forgetAlways.run({ scope });
   }
 
-  async hasAlways(scope: string, tool: string): Promise<boolean> {
-    return this.#q.hasAlways.get({ scope, tool }) !== undefined;
+  async hasAlways(scope: string, tool: string, now = Date.now()): Promise<boolean> {
+    return this.#q.hasAlways.get({ scope, tool, now }) !== undefined;
   }
 
-  async listAlwaysRules(): Promise<AlwaysRule[]> {
-    const rows = this.#q.listAlwaysRules.all() as { scope: string; tool: string; created_at: number }[];
-    return rows.map((r) => ({ scope: r.scope, tool: r.tool, createdAt: r.created_at }));
+  async listAlwaysRules(filter: { under?: string } = {}): Promise<AlwaysRule[]> {
+    const rows = filter.under === undefined ? this.#q.listAlwaysRules.all() : this.#q.listAlwaysRulesUnder.all({ scope: filter.under });
+    return (rows as unknown as AlwaysRow[]).map(alwaysFromRow);
+  }
+
+  async getAlwaysRule(id: string): Promise<AlwaysRule | undefined> {
+    const row = this.#q.getAlwaysRule.get({ id }) as unknown as AlwaysRow | undefined;
+    return row ? alwaysFromRow(row) : undefined;
+  }
+
+  async revokeAlways(id: string): Promise<AlwaysRule | undefined> {
+    const row = this.#q.revokeAlways.get({ id }) as unknown as AlwaysRow | undefined;
+    return row ? alwaysFromRow(row) : undefined;
   }
 
   async appendAudit(entry: AuditEntry): Promise<void> {
-    this.#q.insertAudit.run(auditParams(entry));
+    // BEGIN IMMEDIATE takes the write lock before the tail is read: another process appending to
+    // the same file waits, so no two entries link to the same one.
+    this.#transaction(() => {
+      const tail = this.#q.auditTail.get() as { seq: number; hash: string } | undefined;
+      const { entry: stored, link } = chainEntry(entry, tail);
+      this.#q.insertAudit.run(auditParams(stored, link));
+    });
+  }
+
+  async readAuditLog(page: { afterRow?: number; limit?: number } = {}): Promise<LoggedAuditEntry[]> {
+    const rows = this.#q.readAuditLog.all({ after: page.afterRow ?? 0, limit: limitOrAll(page.limit) }) as unknown as AuditRow[];
+    return rows.map(loggedAuditFromRow);
   }
 
   async listAudit(filter: { sessionKey?: string; kind?: string; limit?: number } = {}): Promise<AuditEntry[]> {

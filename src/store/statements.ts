@@ -3,6 +3,7 @@
  * named (`$name`); node:sqlite rejects a parameter object with a key the statement does not use.
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { ALWAYS_COLUMNS } from "./always-rows.ts";
 
 const SQL = {
   touchSession: `
@@ -33,33 +34,54 @@ const SQL = {
   insertApproval: `
     INSERT INTO approvals (id, session_key, turn_id, call_id, tool, args_hash, args_summary, channel,
       requester_id, requester_name, approvers, target, card_message_id, created_at, expires_at, state,
-      decided_by_id, decided_by_name, decided_at, allow_always)
+      decided_by_id, decided_by_name, decided_at, allow_always, approver_rule, decision_reason)
     VALUES ($id, $session_key, $turn_id, $call_id, $tool, $args_hash, $args_summary, $channel,
       $requester_id, $requester_name, $approvers, $target, $card_message_id, $created_at, $expires_at, $state,
-      $decided_by_id, $decided_by_name, $decided_at, $allow_always)`,
+      $decided_by_id, $decided_by_name, $decided_at, $allow_always, $approver_rule, $decision_reason)`,
+  insertVote: `
+    INSERT INTO approval_votes (approval_id, voter_id, voter_name, at)
+    SELECT $approval_id, $voter_id, $voter_name, $at WHERE EXISTS (SELECT 1 FROM approvals WHERE id = $approval_id AND state = 'pending')
+    ON CONFLICT (approval_id, voter_id) DO NOTHING`,
+  listVotes: `SELECT * FROM approval_votes WHERE approval_id = $approval_id ORDER BY at, voter_id`,
   getApproval: `SELECT * FROM approvals WHERE id = $id`,
   setCardMessage: `UPDATE approvals SET card_message_id = $card_message_id WHERE id = $id`,
   decideBeforeExpiry: `
-    UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at
+    UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at, decision_reason = $reason
     WHERE id = $id AND state = 'pending' AND expires_at > $at`,
   decideExpired: `
-    UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at
+    UPDATE approvals SET state = $state, decided_by_id = $by_id, decided_by_name = $by_name, decided_at = $at, decision_reason = $reason
     WHERE id = $id AND state = 'pending'`,
   listApprovals: `SELECT * FROM approvals ORDER BY created_at, id`,
   listApprovalsIn: `SELECT * FROM approvals WHERE state = $state ORDER BY created_at, id`,
 
+  // A decision already there stays as it was given, unless it has expired.
   rememberAlways: `
-    INSERT INTO always_rules (scope, tool, created_at) VALUES ($scope, $tool, $at)
-    ON CONFLICT (scope, tool) DO NOTHING`,
-  hasAlways: `SELECT 1 AS found FROM always_rules WHERE scope = $scope AND tool = $tool`,
+    INSERT INTO always_rules (id, scope, tool, created_at, expires_at, person_name)
+    VALUES ($id, $scope, $tool, $created_at, $expires_at, $person_name)
+    ON CONFLICT (scope, tool) DO UPDATE SET id = excluded.id, created_at = excluded.created_at,
+      expires_at = excluded.expires_at, person_name = excluded.person_name
+    WHERE always_rules.expires_at IS NOT NULL AND always_rules.expires_at <= excluded.created_at`,
+  hasAlways: `
+    SELECT 1 AS found FROM always_rules
+    WHERE scope = $scope AND tool = $tool AND (expires_at IS NULL OR expires_at > $now)`,
   forgetAlways: `DELETE FROM always_rules WHERE scope = $scope OR substr(scope, 1, length($scope) + 1) = $scope || '|'`,
-  listAlwaysRules: `SELECT scope, tool, created_at FROM always_rules ORDER BY scope, tool`,
+  listAlwaysRules: `SELECT ${ALWAYS_COLUMNS} FROM always_rules ORDER BY scope, tool`,
+  listAlwaysRulesUnder: `
+    SELECT ${ALWAYS_COLUMNS} FROM always_rules
+    WHERE scope = $scope OR substr(scope, 1, length($scope) + 1) = $scope || '|' ORDER BY scope, tool`,
+  getAlwaysRule: `SELECT ${ALWAYS_COLUMNS} FROM always_rules WHERE id = $id`,
+  revokeAlways: `DELETE FROM always_rules WHERE id = $id RETURNING ${ALWAYS_COLUMNS}`,
 
   insertAudit: `
     INSERT INTO audit (at, kind, trace_id, session_key, channel, tool, args_hash, actor_id, actor_name,
-      source, outcome, detail)
+      source, outcome, detail, args_summary, requester_id, requester_name, decided_by_id, decided_by_name, reason,
+      seq, prev_hash, hash)
     VALUES ($at, $kind, $trace_id, $session_key, $channel, $tool, $args_hash, $actor_id, $actor_name,
-      $source, $outcome, $detail)`,
+      $source, $outcome, $detail, $args_summary, $requester_id, $requester_name, $decided_by_id, $decided_by_name, $reason,
+      $seq, $prev_hash, $hash)`,
+  // The last chained entry: the one the next entry links to.
+  auditTail: `SELECT seq, hash FROM audit WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1`,
+  readAuditLog: `SELECT * FROM audit WHERE id > $after ORDER BY id LIMIT $limit`,
   // The newest N matching entries; the caller puts them back in time order.
   listAudit: `SELECT * FROM audit ORDER BY id DESC LIMIT $limit`,
   listAuditBySession: `SELECT * FROM audit WHERE session_key = $session_key ORDER BY id DESC LIMIT $limit`,

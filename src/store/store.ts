@@ -33,24 +33,84 @@ export interface PendingApprovalRecord {
   decidedById?: string;
   decidedByName?: string;
   decidedAt?: number;
+  /** For a denial: the reason the person gave ("Deny with reason…"). */
+  decisionReason?: string;
   /** False when the tool always asks: an "Always" click then counts as one approval. */
   allowAlways?: boolean;
+  /** The approver rule the request was asked under, when one matched (groups, quorum, routing). */
+  approverRule?: ApproverRuleRecord;
 }
 
+/** What a pending approval keeps of the approver rule it was asked under. */
+export interface ApproverRuleRecord {
+  /** The rule's name or `approval.rules[<index>]`. */
+  name: string;
+  groups: string[];
+  roles: string[];
+  chatAdmins: boolean;
+  /** Different people who must approve. */
+  quorum: number;
+  /** Where the conversation asked, when the card was posted elsewhere (`target` is then the approvers' channel). */
+  askedIn?: ReplyTarget;
+  /** How the thread names the approvers' channel. */
+  routeLabel?: string;
+  /** A link to the message that asked, shown on the routed card. */
+  askedInLink?: string;
+}
+
+/** One person's approval towards a quorum. */
+export interface ApprovalVote {
+  voterId: string;
+  voterName?: string;
+  at: number;
+}
+
+/**
+ * One entry of the audit log, which is also the decision log (`gatehouse approvals list`): every
+ * approval request and decision, policy refusal, hook block and policy change at start.
+ */
 export interface AuditEntry {
   at: number;
+  /** approval.requested, approval.decided, approval.click_refused, policy.refused, hook.blocked, policy.changed… */
   kind: string;
   traceId?: string;
   sessionKey?: string;
   channel?: string;
   tool?: string;
   argsHash?: string;
+  /** The secret-free summary of the arguments, as an approval card shows it. */
+  argsSummary?: string;
+  /** Who did what the entry records: the requester of a request, the person who decided or clicked. */
   actorId?: string;
   actorName?: string;
-  /** Where a decision came from: console, backchannel, policy, non-interactive, timeout, hook… */
+  /** Whose message the call came from. */
+  requesterId?: string;
+  requesterName?: string;
+  /** The person who decided (approval.decided by a person). */
+  decidedById?: string;
+  decidedByName?: string;
+  /**
+   * Where a decision came from: console or backchannel (a person), policy, always (a remembered
+   * "Always"), non-interactive, timeout, cancelled, hook:<name>…
+   */
   source?: string;
   outcome?: string;
+  /** Why it was decided so: the reason a person gave, why nobody could be asked, the policy rule that approved. */
+  reason?: string;
+  /** The rule that required approval, the rule that refused, what a policy change widened… */
   detail?: string;
+}
+
+/** An audit entry as the log holds it: its row and, for entries written since the chain began, its link. */
+export interface LoggedAuditEntry extends AuditEntry {
+  /** The entry's position in the table: increasing in the order entries were appended. */
+  row: number;
+  /** 1, 2, 3… along the chain; absent on entries from before the chain began. */
+  seq?: number;
+  /** The hash of the entry before (64 zeros for the first). */
+  prevHash?: string;
+  /** sha256 over prevHash and this entry's fields (see audit-chain.ts). */
+  hash?: string;
 }
 
 export interface ReceiptRecord {
@@ -76,9 +136,23 @@ export interface SessionInfo {
 
 /** A remembered "always" decision: `tool` runs without asking within `scope`. */
 export interface AlwaysRule {
+  /** Short id that names the decision (a Revoke button, `gatehouse approvals always --revoke`). */
+  id: string;
   scope: string;
   tool: string;
   createdAt: number;
+  /** When it stops applying (`approval.alwaysTtl`); absent: it does not expire. */
+  expiresAt?: number;
+  /** The display name of the person the scope's sender part names, as it was when given. */
+  personName?: string;
+}
+
+/** What `rememberAlways` may be told besides the scope, tool and time. */
+export interface RememberAlwaysOptions {
+  /** The decision's id (a copied store keeps it); a new one is made when absent. */
+  id?: string;
+  expiresAt?: number;
+  personName?: string;
 }
 
 /**
@@ -120,24 +194,46 @@ export interface Store {
   setApprovalCardMessage(id: string, messageId: string): Promise<void>;
   /**
    * Atomic compare-and-set from `pending` to a final state. Returns true for exactly one caller;
-   * a second click, or a click after expiry, gets false.
+   * a second click, or a click after expiry, gets false. `reason` is kept with the decision (a denial's reason).
    */
-  decideApproval(id: string, state: Exclude<ApprovalState, "pending">, by: { id?: string; name?: string }, at: number): Promise<boolean>;
+  decideApproval(id: string, state: Exclude<ApprovalState, "pending">, by: { id?: string; name?: string }, at: number, reason?: string): Promise<boolean>;
   listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]>;
+  /**
+   * Records one person's approval of a pending request towards its quorum, atomically: `added` is
+   * false when that person already approved it (or it is no longer pending). `votes` are all of them, oldest first.
+   */
+  addApprovalVote(approvalId: string, vote: ApprovalVote): Promise<{ added: boolean; votes: ApprovalVote[] }>;
 
-  /** Remembers an "always" decision for a tool within a scope (conversation or sender). */
-  rememberAlways(scope: string, tool: string, at: number): Promise<void>;
-  hasAlways(scope: string, tool: string): Promise<boolean>;
+  /**
+   * Remembers an "always" decision for a tool within a scope (conversation or sender). A decision
+   * already remembered there is kept as it was, unless it has expired: then this one replaces it.
+   */
+  rememberAlways(scope: string, tool: string, at: number, options?: RememberAlwaysOptions): Promise<void>;
+  /** Whether an "always" decision for the tool applies in the scope at `now` (expired ones do not). */
+  hasAlways(scope: string, tool: string, now?: number): Promise<boolean>;
   /**
    * Forgets every "always" decision of a scope (a session started afresh with `/new`), and of the
    * narrower scopes within it (`<scope>|sender:…`: one person's Always in that thread).
    */
   forgetAlways(scope: string): Promise<void>;
-  /** Every remembered "always" decision, by scope and then tool. */
-  listAlwaysRules(): Promise<AlwaysRule[]>;
+  /**
+   * Every remembered "always" decision (expired ones too), by scope and then tool; with `under`,
+   * only those of that scope and of the narrower scopes within it (`<under>|…`).
+   */
+  listAlwaysRules(filter?: { under?: string }): Promise<AlwaysRule[]>;
+  getAlwaysRule(id: string): Promise<AlwaysRule | undefined>;
+  /** Forgets one "always" decision by id, atomically: the decision removed, or undefined for every caller but the first. */
+  revokeAlways(id: string): Promise<AlwaysRule | undefined>;
 
+  /**
+   * Appends an entry to the audit log, chained to the one before it (audit-chain.ts); appends are
+   * serialized across processes and replicas so that the chain stays one line. The log has no
+   * update or delete: it is append-only.
+   */
   appendAudit(entry: AuditEntry): Promise<void>;
   listAudit(filter?: { sessionKey?: string; kind?: string; limit?: number }): Promise<AuditEntry[]>;
+  /** Up to `limit` entries after row `afterRow` (from the start without it), oldest first, with their rows and links. */
+  readAuditLog(page?: { afterRow?: number; limit?: number }): Promise<LoggedAuditEntry[]>;
 
   saveReceipt(receipt: ReceiptRecord): Promise<void>;
   getReceipt(id: string): Promise<ReceiptRecord | undefined>;

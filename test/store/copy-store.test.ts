@@ -49,7 +49,7 @@ async function busySqliteStore(): Promise<Store> {
 
   await store.createApproval(pending("k3x9", { turnId: "t-parked", expiresAt: 1_700_000_900_000, cardMessageId: "171.3" }));
   await store.createApproval(pending("d1", { requesterName: "Ana", allowAlways: false, createdAt: 1_500 }));
-  await store.decideApproval("d1", "denied", { id: "UADMIN", name: "Bo" }, 2_000);
+  await store.decideApproval("d1", "denied", { id: "UADMIN", name: "Bo" }, 2_000, "not during the freeze");
   await store.createApproval(pending("a1", { createdAt: 1_200 }));
   await store.decideApproval("a1", "always", { id: "U1", name: "Ana" }, 1_300);
 
@@ -118,6 +118,9 @@ describe("copying a SQLite store into PostgreSQL", () => {
     expect(Object.values(report.alreadyThere).every((n) => n === 0)).toBe(true);
     const copied = await everything(destination);
     expect(copied).toEqual(await everything(source));
+    // Into an empty store the decision log is chained again to the very same hashes: it still verifies.
+    const chain = async (store: Store) => (await store.readAuditLog()).map(({ row: _row, ...entry }) => entry);
+    expect(await chain(destination)).toEqual(await chain(source));
     expect(copied.histories["slack:C1:171.2"]).toEqual(deployThread);
     expect(copied.sessions.find((s) => s.key === "slack:C1:171.2")).toEqual({
       key: "slack:C1:171.2", createdAt: 1_700_000_000_000, updatedAt: 1_700_000_060_000, messageCount: 5,

@@ -4,6 +4,8 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/store/migrations.ts";
 import { openSqliteStore } from "../../src/store/sqlite-store.ts";
+import { GENESIS_HASH } from "../../src/store/audit-chain.ts";
+import { verifyDecisionLog } from "../../src/approval/decision-log-verify.ts";
 import { tempDataDir } from "./temp-dir.ts";
 
 const V1_SCHEMA = readFileSync(new URL("./fixtures/v1-schema.sql", import.meta.url), "utf8");
@@ -82,6 +84,18 @@ describe("schema migrations", () => {
 
     await store.appendHistory("slack:C1:171.2", [{ role: "user", content: "thanks" }]);
     expect(await store.loadHistory("slack:C1:171.2", 1)).toEqual([{ role: "user", content: "thanks" }]);
+    await store.close();
+  });
+
+  it("starts the decision log's hash chain after the entries a database held from before it", async () => {
+    const dataDir = tempDataDir();
+    writeDatabase(dataDir, V1_SCHEMA + V1_ROWS);
+    const store = await openSqliteStore({ dataDir });
+    await store.appendAudit({ at: 1700000600000, kind: "approval.decided", tool: "shell", source: "policy", outcome: "approved" });
+    const log = await store.readAuditLog();
+    expect(log.map((e) => [e.kind, e.seq ?? null])).toEqual([["approval", null], ["approval.decided", 1]]);
+    expect(log[1]!.prevHash).toBe(GENESIS_HASH);
+    expect(await verifyDecisionLog(log)).toMatchObject({ intact: true, checked: 1, unchained: 1 });
     await store.close();
   });
 

@@ -53,6 +53,37 @@ export function describeApprovalsContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("keeps the approver rule an approval was asked under", async () => {
+      const store = await openFresh(harness);
+      const ruled = pending("a1", {
+        approvers: ["UOPS"],
+        approverRule: {
+          name: "kubectl changes", groups: ["S0SRE"], roles: [], chatAdmins: true, quorum: 2,
+          askedIn: { channel: "slack", conversationId: "C1", threadId: "171.2" }, routeLabel: "#ops", askedInLink: "https://example.slack.com/archives/C1/p1712",
+        },
+      });
+      await store.createApproval(ruled);
+      expect(await store.getApproval("a1")).toEqual(ruled);
+      await store.close();
+    });
+
+    it("counts each person's approval towards a quorum once, and none after the decision", async () => {
+      const store = await openFresh(harness);
+      await store.createApproval(pending("a1"));
+      const first = await store.addApprovalVote("a1", { voterId: "U2", voterName: "Bo", at: 2_000 });
+      expect(first).toEqual({ added: true, votes: [{ voterId: "U2", voterName: "Bo", at: 2_000 }] });
+      const twice = await Promise.all([
+        store.addApprovalVote("a1", { voterId: "U3", at: 3_000 }),
+        store.addApprovalVote("a1", { voterId: "U3", at: 3_000 }),
+      ]);
+      expect(twice.map((t) => t.added).sort()).toEqual([false, true]);
+      expect((await store.addApprovalVote("a1", { voterId: "U2", at: 4_000 })).votes.map((v) => v.voterId)).toEqual(["U2", "U3"]);
+      await store.decideApproval("a1", "approved", { id: "U3" }, 5_000);
+      expect(await store.addApprovalVote("a1", { voterId: "U4", at: 6_000 })).toMatchObject({ added: false });
+      expect(await store.addApprovalVote("nope", { voterId: "U4", at: 6_000 })).toEqual({ added: false, votes: [] });
+      await store.close();
+    });
+
     it("accepts exactly one of two simultaneous clicks", async () => {
       const store = await openFresh(harness);
       await store.createApproval(pending("a1"));
@@ -75,6 +106,25 @@ export function describeApprovalsContract(harness: StoreHarness): void {
       expect(await store.decideApproval("a1", "expired", {}, 5_001)).toBe(true);
       expect(await store.getApproval("a1")).toMatchObject({ state: "expired", decidedAt: 5_001 });
       expect(await store.decideApproval("a1", "approved", { id: "U1" }, 5_002)).toBe(false);
+      await store.close();
+    });
+
+    it("keeps the reason given with a denial, across a restart, and none from a click that lost", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      await before.createApproval(pending("a1"));
+      await before.createApproval(pending("a2"));
+      expect(await before.decideApproval("a1", "denied", { id: "U1", name: "Ana" }, 2_000, "not on a Friday")).toBe(true);
+      expect(await before.decideApproval("a2", "approved", { id: "U1" }, 2_000)).toBe(true);
+      expect(await before.decideApproval("a2", "denied", { id: "UADMIN" }, 2_001, "too late")).toBe(false);
+      await before.close();
+
+      const store = await harness.open(location);
+      expect(await store.getApproval("a1")).toMatchObject({ state: "denied", decidedById: "U1", decisionReason: "not on a Friday" });
+      const a2 = await store.getApproval("a2");
+      expect(a2).toMatchObject({ state: "approved", decidedById: "U1" });
+      expect(a2).not.toHaveProperty("decisionReason");
+      expect((await store.listApprovals("denied")).map((a) => a.decisionReason)).toEqual(["not on a Friday"]);
       await store.close();
     });
 
@@ -109,7 +159,7 @@ export function describeApprovalsContract(harness: StoreHarness): void {
       await store.rememberAlways("Slack:C1", "shell", 3);
       await store.rememberAlways("discord:9", "write_file", 4);
       await store.forgetAlways("discord:9");
-      expect(await store.listAlwaysRules()).toEqual([
+      expect((await store.listAlwaysRules()).map(({ scope, tool, createdAt }) => ({ scope, tool, createdAt }))).toEqual([
         { scope: "Slack:C1", tool: "shell", createdAt: 3 },
         { scope: "slack:C1", tool: "http", createdAt: 2 },
         { scope: "slack:C1", tool: "shell", createdAt: 1_700_000_000_000 },

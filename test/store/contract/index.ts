@@ -4,7 +4,9 @@
  * only one kind of store has is tested beside that store instead.
  */
 import { describe } from "vitest";
+import { describeAlwaysContract } from "./always.ts";
 import { describeApprovalsContract } from "./approvals.ts";
+import { describeAuditChainContract } from "./audit-chain.ts";
 import { describeDedupeContract } from "./dedupe.ts";
 import type { StoreHarness } from "./harness.ts";
 import { describeHistoryContract } from "./history.ts";
@@ -18,7 +20,9 @@ export function describeStoreContract(name: string, harness: StoreHarness): void
   describe(`${name} store contract`, () => {
     describeHistoryContract(harness);
     describeApprovalsContract(harness);
+    describeAlwaysContract(harness);
     describeDedupeContract(harness);
     describeRecordsContract(harness);
+    describeAuditChainContract(harness);
   });
 }
