@@ -1,5 +1,5 @@
 /**
- * The `gatehouse` command: start, doctor, status, logs, explain, receipts verify, store copy,
+ * The `gatehouse` command: start, doctor, status, logs, explain, approvals, receipts verify, store copy,
  * schedules, config, slack manifest, discord invite. Every command takes `--help`; `--version`
  * prints the package version. The CLI's own output goes to stdout/stderr; configuration errors are
  * printed without a stack trace.
@@ -17,6 +17,9 @@ Commands:
                                 read the bot's log as a timeline
   explain --channel C --sender S [--conversation ID]
                                 which tools are offered to whom, and which rule decided
+  approvals list | export | verify | suggest
+                                the decision log: every approval asked and decided, who and
+                                how; its hash chain checked; config rules it supports
   receipts verify <receipt> --tool NAME --args JSON --output-file FILE
                                 check a tool-execution receipt
   store copy --from DIR [--to URL] [--force]
@@ -40,6 +43,7 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   start: async (argv) => (await import("./cli/start.ts")).runStart(argv),
   explain: async (argv) => (await import("./cli/explain.ts")).runExplain(argv),
+  approvals: async (argv) => (await import("./cli/approvals.ts")).runApprovals(argv),
   receipts: async (argv) => (await import("./cli/receipts.ts")).runReceipts(argv),
   doctor: async (argv) => (await import("./cli/doctor.ts")).runDoctor(argv),
   status: async (argv) => (await import("./cli/status.ts")).runStatus(argv),

@@ -79,6 +79,44 @@ Options:
   --no-mcp             do not start the MCP servers to list their tools
   --help               this text
 `,
+  approvals: `usage: gatehouse approvals list | export | verify | suggest | always
+
+The decision log: every approval request and decision (who asked, the tool, its argument hash and
+summary, who decided, when, and the source: person, policy, always, timeout, non-interactive), the
+calls policy refused or hooks blocked, and policy changes seen at start. Append-only, each entry
+chained to the one before by a hash. It reads the store the bot uses (the data folder, or
+DATABASE_URL). ${CONFIG_SOURCES}
+
+  list [--tool T] [--by U] [--since 7d] [--limit N] [--json]
+      the entries as a table, oldest first; --tool a tool name or pattern (github__*), --by a
+      person's id or name (where they asked or decided), --since 30m, 12h, 7d or a date, --limit
+      the newest N, --json one JSON object per line
+  export [--format jsonl|csv]
+      every entry on stdout: JSON lines (default; each entry with its seq, prevHash and hash) or
+      CSV (a field starting with = + - @ gets a leading ' so that a spreadsheet does not run it)
+  verify [--file EXPORT.jsonl]
+      checks the chain of the store's log (or of an exported file): exit 0 "N entries, chain
+      intact", exit 1 naming the first entry that was edited, removed or moved. Entries removed
+      from the end leave no trace in the chain: note the head it prints to compare later
+  suggest [--min N] [--no-mcp]
+      config rules the log supports: a tool (or, for shell, a command's leading words) that
+      people approved in N (default 5) or more requests, none denied or timed out, becomes an
+      approval.autoApprove entry when it only reads or its MCP server marks it non-destructive,
+      else an approver rule naming those people. Shell and other exec tools are never
+      auto-approved. Prints the evidence as comments, then a JSON fragment of the config.
+      --no-mcp: do not start the MCP servers to learn their tools' risk (their tools then get
+      approver rules only)
+  always [--scope S] [--json] | always --revoke ID
+      every remembered "Always" decision with its id: the tool, for whom, when it was given and
+      when it expires (approval.alwaysTtl), and its scope; --scope a kind (session, conversation,
+      sender) or one scope as listed and the narrower ones within it; --revoke forgets one, so the
+      tool asks again from its next call (people do the same with /always in their thread)
+
+Options:
+  --help   this text
+
+Exit codes: 0 done (verify: chain intact), 1 verify found a break (always --revoke: no such id), 2 bad usage.
+`,
   receipts: `usage: gatehouse receipts verify <receipt> --tool NAME [--args JSON] --output-file FILE
 
 Checks that a receipt (gr1.…) was issued by this bot's key for exactly that tool, those arguments

@@ -48,7 +48,7 @@ describe("gatehouse --version and --help", () => {
     expect(result).toMatchObject({ code: 0, stdout: `gatehouse ${VERSION}\n` });
   });
 
-  for (const command of ["start", "doctor", "status", "logs", "explain", "receipts", "config", "schedules", "store", "slack", "discord"]) {
+  for (const command of ["start", "doctor", "status", "logs", "explain", "approvals", "receipts", "config", "schedules", "store", "slack", "discord"]) {
     it(`explains \`${command} --help\` and exits 0`, async () => {
       const result = await run(process.execPath, [BIN, command, "--help"]);
       expect(result.code).toBe(0);
