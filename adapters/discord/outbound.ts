@@ -12,6 +12,7 @@ import { LruMap } from "../../src/lru-map.ts";
 import { openCardBody, resolvedCardBody } from "./card.ts";
 import { portCall } from "./errors.ts";
 import { toDiscordMarkdown } from "./markdown.ts";
+import { componentsOf } from "./message-buttons.ts";
 import type { ThreadTracker } from "./threads.ts";
 
 const NO_PINGS = { parse: [] as string[] };
@@ -38,14 +39,14 @@ export function createDiscordPort(rest: () => REST, threads: ThreadTracker, opti
     async send(target: ReplyTarget, message: OutboundText): Promise<SentMessage> {
       const channelId = await channelFor(target);
       const posted = (await portCall(() =>
-        rest().post(Routes.channelMessages(channelId), { body: { content: content(message), allowed_mentions: NO_PINGS, ...flags } }),
+        rest().post(Routes.channelMessages(channelId), { body: { content: content(message), allowed_mentions: NO_PINGS, ...flags, ...componentsOf(message) } }),
       )) as { id: string };
       return { id: posted.id };
     },
 
     async edit(target: ReplyTarget, messageId: string, message: OutboundText): Promise<void> {
       const channelId = await channelFor(target);
-      await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: { content: content(message), allowed_mentions: NO_PINGS, ...flags } }));
+      await portCall(() => rest().patch(Routes.channelMessage(channelId, messageId), { body: { content: content(message), allowed_mentions: NO_PINGS, ...flags, ...componentsOf(message) } }));
     },
 
     async requestApproval(target: ReplyTarget, card: ApprovalCard): Promise<SentMessage> {

@@ -14,6 +14,7 @@ import { LruMap } from "../../src/lru-map.ts";
 import { escapeSlackText, markdownToMrkdwn } from "./mrkdwn.ts";
 import { approvalCardBlocks, approvalFallbackText, resolvedCardBlocks } from "./card-blocks.ts";
 import { toPortError } from "./errors.ts";
+import { messageBlocks } from "./message-buttons.ts";
 
 /**
  * Remembers the threads the bot has posted in, so follow-ups there count as addressed to it: the
@@ -61,6 +62,11 @@ export interface SlackPortDeps {
 function render(message: OutboundText): string {
   const clean = scrubSecrets(message.text);
   return message.plain ? escapeSlackText(clean) : markdownToMrkdwn(clean);
+}
+
+/** The blocks of a message that carries buttons (`[]` too: an edit that removes them); nothing for plain text. */
+function withButtons(message: OutboundText): { blocks?: ReturnType<typeof messageBlocks> } {
+  return message.buttons ? { blocks: messageBlocks(render(message), message.buttons) } : {};
 }
 
 /** Creates the outbound port over a Web API client. */
@@ -114,13 +120,13 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
   return {
     async send(target, message): Promise<SentMessage> {
       const res = await call("chat.postMessage", () =>
-        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), ...unfurl }));
+        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), ...withButtons(message), ...unfurl }));
       posted(target, res.ts!);
       return { id: res.ts! };
     },
 
     async edit(target, messageId, message) {
-      await call("chat.update", () => client.chat.update({ channel: target.conversationId, ts: messageId, text: render(message) }));
+      await call("chat.update", () => client.chat.update({ channel: target.conversationId, ts: messageId, text: render(message), ...withButtons(message) }));
     },
 
     async requestApproval(target, card: ApprovalCard): Promise<SentMessage> {

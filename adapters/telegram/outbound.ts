@@ -11,6 +11,7 @@ import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts
 import { approvalCardHtml, approvalKeyboard, resolvedCardHtml } from "./card.ts";
 import { isBadMarkup, isNotModified, toPortError } from "./errors.ts";
 import { markdownToTelegramHtml } from "./html.ts";
+import { buttonKeyboard } from "./message-buttons.ts";
 
 export interface TelegramPortDeps {
   api: Api;
@@ -63,9 +64,11 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
 
   return {
     async send(target, message): Promise<SentMessage> {
+      const keyboard = message.buttons?.length ? { reply_markup: buttonKeyboard(message.buttons) } : {};
       const sent = await withPlainFallback(message, (text, parse_mode) =>
         api.sendMessage(chatIdOf(target), text, {
           ...(parse_mode ? { parse_mode } : {}),
+          ...keyboard,
           ...threadOf(target),
           ...replyOf(target),
           link_preview_options,
@@ -76,10 +79,12 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
     },
 
     async edit(target, messageId, message): Promise<void> {
+      const keyboard = message.buttons ? { reply_markup: buttonKeyboard(message.buttons) } : {};
       try {
         await withPlainFallback(message, (text, parse_mode) =>
           api.editMessageText(chatIdOf(target), Number(messageId), text, {
             ...(parse_mode ? { parse_mode } : {}),
+            ...keyboard,
             link_preview_options,
           }),
         );

@@ -15,8 +15,8 @@ export interface CommandDeps {
   stopElsewhere?: (sessionKey: string) => Promise<string | undefined>;
 }
 
-/** Carries out a command for the session of `env` and says what happened. */
-export async function answerCommand(command: BotCommand, env: IngressEnvelope, sessionKey: string, deps: CommandDeps): Promise<string> {
+/** Carries out a command for the session of `env` and says what happened (`/always` has its own answer, always-list.ts). */
+export async function answerCommand(command: Exclude<BotCommand, "always">, env: IngressEnvelope, sessionKey: string, deps: CommandDeps): Promise<string> {
   const running = deps.lanes.running(sessionKey);
   // A command from the conversation itself (a slash command) where every thread is its own session.
   const threads = !running && env.conversation.threadId === undefined ? deps.lanes.runningUnder(sessionKey) : [];
@@ -63,7 +63,7 @@ export async function answerCommand(command: BotCommand, env: IngressEnvelope, s
 }
 
 /** /stop and /status for the threads of a conversation: only the sender's own tasks are stopped. */
-function conversationCommand(command: BotCommand, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): string {
+function conversationCommand(command: Exclude<BotCommand, "always">, env: IngressEnvelope, threads: Array<[string, RunningTurn]>): string {
   if (command === "new") return "Each thread here is its own conversation: start a new thread to start fresh.";
   if (command === "compact") return "Each thread here is its own conversation: send /compact in the thread.";
   if (command === "status") {

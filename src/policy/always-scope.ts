@@ -35,3 +35,23 @@ export function describeAlwaysScope(approval: Pick<ApprovalConfig, "alwaysScope"
   const where = approval.alwaysScope === "conversation" ? "the whole conversation" : "that thread (or chat, where there are no threads)";
   return approval.alwaysCoversOthers ? `${where}, for everyone in it` : `${where}, for the person who asked only`;
 }
+
+/** A remembered decision's store key, taken apart: where it holds, and whose calls it covers. */
+export interface AlwaysScopeParts {
+  kind: "session" | "conversation" | "sender";
+  /** The session key, `<channel>:<conversation>`, or `<channel>:<sender>` for a sender scope. */
+  place: string;
+  /** `<channel>:<senderId>` of the one person it covers; absent: everyone there. */
+  person?: string;
+}
+
+/** Reads a key made by `alwaysScopeKey`; undefined for anything else. */
+export function parseAlwaysScope(scope: string): AlwaysScopeParts | undefined {
+  const m = /^(session|conversation|sender):(.+)$/.exec(scope);
+  if (!m) return undefined;
+  const kind = m[1] as AlwaysScopeParts["kind"];
+  if (kind === "sender") return { kind, place: m[2]!, person: m[2]! };
+  const at = m[2]!.indexOf("|sender:");
+  if (at < 0) return { kind, place: m[2]! };
+  return { kind, place: m[2]!.slice(0, at), person: m[2]!.slice(at + "|sender:".length) };
+}

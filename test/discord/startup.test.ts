@@ -40,7 +40,7 @@ describe("Discord adapter startup", () => {
     started = await startHarness({ registerSlashCommands: true });
     const { h, sink } = started;
     const registered = h.emulator.state.commands.get("global") as Array<{ name: string }>;
-    expect(registered.map((c) => c.name)).toEqual(["stop", "status", "new"]);
+    expect(registered.map((c) => c.name)).toEqual(["stop", "status", "new", "always"]);
 
     const posted = await h.userSays("long job", { userId: "300000000000000001" });
     const [first] = await sink.waitForEnvelopes(1);

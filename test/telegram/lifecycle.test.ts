@@ -48,7 +48,7 @@ describe("telegram adapter lifecycle", () => {
     emu = await startTelegramEmulator();
     await adapter(emu).start(new RecordingSink());
     const [call] = emu.callsOf("setMyCommands");
-    expect((call!.params.commands as Array<{ command: string }>).map((c) => c.command)).toEqual(["stop", "status", "new"]);
+    expect((call!.params.commands as Array<{ command: string }>).map((c) => c.command)).toEqual(["stop", "status", "new", "always"]);
   });
 
   it("reports a 409 conflict at start as another instance, without retrying", async () => {
