@@ -1,7 +1,7 @@
 /**
  * The approval card as a Discord message: the card text and one row of buttons
- * (Approve · Always · Deny) whose custom_id is exactly the card's payload; and the
- * decided card, with the decision in place of the buttons.
+ * (Approve · Always · Deny · Deny with reason…) whose custom_id is exactly the card's payload; and
+ * the decided card, with the decision in place of the buttons.
  *
  * The arguments are shown as a code block, so no markdown in them (spoilers, strikethrough, masked
  * links) renders; backticks that could close the block early are kept apart by zero-width spaces,
@@ -10,9 +10,8 @@
  * approver line are always on it.
  */
 import { ButtonStyle, ComponentType, MessageFlags } from "discord.js";
-import { approverList, cardLabel, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
+import { approverList, cardLabel, MAX_RESOLUTION_CHARS, type ApprovalCard, type ApprovalResolution, type CardButton } from "../../src/approval/card.ts";
 import { BACKTICK_NOTE, fitCardArguments, separateBacktickRuns, type CardArguments } from "../../src/approval/summary.ts";
-import type { ApprovalChoice } from "../../src/envelope.ts";
 import { MessageRejectedError } from "../../src/ports.ts";
 
 /** Discord's custom_id limit. */
@@ -20,10 +19,11 @@ export const MAX_CUSTOM_ID = 100;
 /** Discord's message content limit, in UTF-16 code units (what `String.length` counts). */
 export const MAX_CONTENT = 2000;
 
-const BUTTONS: Array<{ choice: ApprovalChoice; label: string; style: ButtonStyle }> = [
+const BUTTONS: Array<{ choice: CardButton; label: string; style: ButtonStyle }> = [
   { choice: "approve", label: "Approve", style: ButtonStyle.Success },
   { choice: "always", label: "Always", style: ButtonStyle.Primary },
   { choice: "deny", label: "Deny", style: ButtonStyle.Danger },
+  { choice: "denyWithReason", label: "Deny with reason…", style: ButtonStyle.Secondary },
 ];
 
 /** Text from outside shown literally: every ASCII punctuation mark Discord could read as markup is backslash-escaped. */
@@ -53,6 +53,17 @@ function toolName(card: ApprovalCard): string {
   return `**${escapeDiscordText(cardLabel(card.tool))}**`;
 }
 
+const URL_PART = /(https?:\/\/[^\s<>]+)/;
+
+/** A card's note as inert text; links stay links (in <…>, so they show no preview). */
+function noteText(note: string): string {
+  return note
+    .slice(0, 500)
+    .split(URL_PART)
+    .map((part, i) => (i % 2 ? `<${part}>` : escapeDiscordText(part)))
+    .join("");
+}
+
 /** The message body for an open card. Throws MessageRejectedError when a payload would not fit. */
 export function openCardBody(card: ApprovalCard) {
   for (const { choice } of BUTTONS) {
@@ -63,6 +74,7 @@ export function openCardBody(card: ApprovalCard) {
   const who = escapeDiscordText(cardLabel(card.requester.name ?? card.requester.id));
   const expires = Math.floor(card.expiresAt / 1000);
   const tail = [`Requested by ${who} · may approve: ${escapeDiscordText(approverList(card.approvers))} · expires <t:${expires}:R>`];
+  if (card.note) tail.push(noteText(card.note));
   return {
     content: fittedContent(card, `🔐 **Approval needed:** ${toolName(card)}`, tail),
     components: [
@@ -78,7 +90,7 @@ export function openCardBody(card: ApprovalCard) {
 
 /** The message body for a decided card: its first line, the arguments, the decision, and no buttons. */
 export function resolvedCardBody(card: ApprovalCard, resolution: ApprovalResolution) {
-  const decision = escapeDiscordText(cardLabel(resolution.text, 300));
+  const decision = escapeDiscordText(cardLabel(resolution.text, MAX_RESOLUTION_CHARS));
   return {
     content: fittedContent(card, `🔐 Approval for ${toolName(card)}`, [decision]),
     components: [],

@@ -1,7 +1,8 @@
 /**
  * The approval card as Block Kit: tool, redacted argument summary, requester, who may
- * approve, expiry, and the Approve · Always · Deny buttons whose values are the card's
- * payloads. The resolved card keeps the facts, shows the decision and has no buttons.
+ * approve, expiry, and the Approve · Always · Deny · Deny with reason… buttons whose values are the
+ * card's payloads. The resolved card keeps the facts, shows the decision and has no buttons; the
+ * decision line is plain_text, so nothing in it (a name, a denial's reason) renders as mrkdwn.
  *
  * The arguments are a code block in their own section, `&`, `<` and `>` escaped, so no mrkdwn in
  * them renders (no mention, link or formatting); backticks that could close the block early are
@@ -9,8 +10,9 @@
  * characters; the "deny if unsure" warning and the requester and approver line are blocks of
  * their own, so no cut can remove them.
  */
-import type { ApprovalChoice } from "../../src/envelope.ts";
-import { approverList, cardLabel, formatDuration, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
+import {
+  approverList, cardLabel, formatDuration, MAX_RESOLUTION_CHARS, type ApprovalCard, type ApprovalResolution, type CardButton,
+} from "../../src/approval/card.ts";
 import { BACKTICK_NOTE, fitCardArguments, separateBacktickRuns, type CardArguments } from "../../src/approval/summary.ts";
 import { escapeSlackText } from "./mrkdwn.ts";
 
@@ -23,10 +25,11 @@ const MAX_SECTION_TEXT = 3000;
 /** A Block Kit block (the SDK accepts any object with a `type`). */
 type Block = { type: string; block_id?: string; [field: string]: unknown };
 
-const LABELS: Record<ApprovalChoice, { text: string; style?: "primary" | "danger" }> = {
+const LABELS: Record<CardButton, { text: string; style?: "primary" | "danger" }> = {
   approve: { text: "Approve", style: "primary" },
   always: { text: "Always" },
   deny: { text: "Deny", style: "danger" },
+  denyWithReason: { text: "Deny with reason…" },
 };
 
 /** `<@U…>` for Slack user ids, escaped text for anything else ("the requester", group names). */
@@ -52,17 +55,18 @@ function factBlocks(card: ApprovalCard): Block[] {
   return blocks;
 }
 
-/** The blocks of an open card, with its three buttons. */
+/** The blocks of an open card, with its four buttons. */
 export function approvalCardBlocks(card: ApprovalCard, now = Date.now()): Block[] {
   const left = formatDuration(card.expiresAt - now);
   const requester = card.requester.name ? escapeSlackText(cardLabel(card.requester.name)) : who(card.requester.id);
-  const choices: ApprovalChoice[] = ["approve", "always", "deny"];
+  const choices: CardButton[] = ["approve", "always", "deny", "denyWithReason"];
   return [
     ...factBlocks(card),
     {
       type: "context",
       elements: [{ type: "mrkdwn", text: `Requested by ${requester} · May approve: ${approvers(card.approvers)} · Expires in ${left}` }],
     },
+    ...(card.note ? [{ type: "context", elements: [{ type: "mrkdwn", text: escapeSlackText(card.note.slice(0, 500)) }] }] : []),
     {
       type: "actions",
       block_id: `approval_${card.approvalId}`,
@@ -80,7 +84,10 @@ export function approvalCardBlocks(card: ApprovalCard, now = Date.now()): Block[
 /** The blocks of a decided card: the same facts, the decision, no buttons. */
 export function resolvedCardBlocks(card: ApprovalCard, resolution: ApprovalResolution): Block[] {
   const mark = resolution.outcome === "approved" || resolution.outcome === "always" ? ":white_check_mark:" : ":no_entry_sign:";
-  return [...factBlocks(card), { type: "context", elements: [{ type: "mrkdwn", text: `${mark} ${escapeSlackText(cardLabel(resolution.text, 300))}` }] }];
+  return [
+    ...factBlocks(card),
+    { type: "context", elements: [{ type: "plain_text", text: `${mark} ${cardLabel(resolution.text, MAX_RESOLUTION_CHARS)}`, emoji: true }] },
+  ];
 }
 
 /** Who may approve: user ids as mentions, the rest as escaped text, the list bounded like on every card. */

@@ -1,13 +1,16 @@
 /**
  * Approval button clicks: acknowledge first (Slack's 3-second deadline), decode the button
  * value, hand the click to the sink, and show a refusal only to the clicker (ephemeral).
- * Nothing a click carries can crash the adapter.
+ * "Deny with reason…" opens the reason modal instead (reason-modal.ts). Nothing a click carries
+ * can crash the adapter.
  */
 import { z } from "zod";
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { InboundSink } from "../../src/ports.ts";
 import { decodeApprovalPayload } from "../../src/approval/card.ts";
+import type { LruMap } from "../../src/lru-map.ts";
+import { openReasonModal } from "./reason-modal.ts";
 
 /** The fields of a block_actions body the adapter reads. */
 const BlockActionsSchema = z.object({
@@ -16,6 +19,7 @@ const BlockActionsSchema = z.object({
   container: z.object({ message_ts: z.string().optional(), channel_id: z.string().optional(), thread_ts: z.string().optional() }).partial().optional(),
   message: z.object({ ts: z.string().optional(), thread_ts: z.string().optional() }).partial().optional(),
   actions: z.array(z.object({ value: z.string().optional() })).min(1),
+  trigger_id: z.string().optional(),
 });
 
 /** Shown to someone who clicks a button that is not one of ours (forged or from another app). */
@@ -26,7 +30,12 @@ export interface ClickDeps {
   client: WebClient;
   log: Logger;
   sink: () => InboundSink | undefined;
+  /** The tools of the cards posted (approval id → tool), for the reason modal's wording. */
+  cardTools?: LruMap<string, string>;
 }
+
+/** Shown when the reason modal could not be opened (Slack refused the click's trigger). */
+export const REASON_FORM_FAILED = "The reason form could not be opened; click “Deny with reason…” again, or use Deny.";
 
 /** Handles one block_actions body after it was acknowledged. */
 export async function handleApprovalClick(body: unknown, deps: ClickDeps): Promise<void> {
@@ -55,6 +64,12 @@ export async function handleApprovalClick(body: unknown, deps: ClickDeps): Promi
   }
   const sink = deps.sink();
   if (!sink) return tellClicker("The bot is not ready yet; try again in a moment.");
+  if (decoded.askReason) {
+    const request = { approvalId: decoded.approvalId, tool: deps.cardTools?.get(decoded.approvalId), conversationId, messageTs, threadTs };
+    const opened = b.trigger_id ? await openReasonModal(b.trigger_id, request, deps) : false;
+    if (!opened) await tellClicker(REASON_FORM_FAILED);
+    return;
+  }
   try {
     const outcome = await sink.approvalClick({
       channel: deps.channel,

@@ -1,7 +1,8 @@
 /**
- * Payloads the app does not use — modal submissions and closes, shortcuts, select-menu
- * option requests, slash commands with another name, legacy attachment buttons and dialogs
- * (`interactive_message`, `dialog_submission`, `dialog_cancellation`), and `function_executed`
+ * Payloads the app does not use — modal submissions (other than the deny-with-reason modal's)
+ * and closes, shortcuts, select-menu option requests, slash commands with another name, legacy
+ * attachment buttons and dialogs (`interactive_message`, `dialog_submission`,
+ * `dialog_cancellation`), and `function_executed`
  * events of workflow steps — are acknowledged and dropped here, so every envelope is acked within
  * Slack's 3 s, Slack never shows the person an error for a request nobody answered, and Bolt
  * never reports an unhandled request.
@@ -9,6 +10,7 @@
 import type { AnyMiddlewareArgs, App, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
 import { slashCommandUsage } from "./slash-command.ts";
+import { REASON_MODAL_CALLBACK } from "./reason-modal.ts";
 
 /** Interactive payloads from before Block Kit: Bolt reads them as actions, but no listener of ours matches them. */
 const LEGACY_ACTIONS = new Set(["interactive_message", "dialog_submission", "dialog_cancellation", "workflow_step_edit"]);
@@ -19,11 +21,17 @@ function unusedKind(args: AnyMiddlewareArgs, commandName: string): string | unde
   if ("action" in args && typeof type === "string" && LEGACY_ACTIONS.has(type)) return `legacy ${type}`;
   // Bolt leaves acknowledging these to the app (a workflow step it provides would `complete()` it).
   if ("event" in args && (args.event as { type?: unknown } | undefined)?.type === "function_executed") return "function_executed";
-  if ("view" in args) return "view";
+  if ("view" in args) return isReasonSubmission(args.body) ? undefined : "view";
   if ("shortcut" in args) return "shortcut";
   if ("options" in args) return "options";
   if ("command" in args && args.command?.command !== commandName) return "other command";
   return undefined;
+}
+
+/** A submission of the deny-with-reason modal, which the adapter's view listener answers. */
+function isReasonSubmission(body: unknown): boolean {
+  const b = body as { type?: unknown; view?: { callback_id?: unknown } };
+  return b.type === "view_submission" && b.view?.callback_id === REASON_MODAL_CALLBACK;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * How an approval card looks in Telegram: HTML text (tool, arguments, requester, who may approve,
- * expiry) and an inline keyboard Approve · Always · Deny whose callback_data are the card's
- * payloads, checked against Telegram's 64-byte limit before anything is sent.
+ * expiry) and an inline keyboard Approve · Always · Deny, with Deny with reason… on a row of its
+ * own, whose callback_data are the card's payloads, checked against Telegram's 64-byte limit
+ * before anything is sent.
  *
  * The arguments are a <pre><code> block with HTML entities escaped, so nothing in them is read as
  * markup. The card is cut to Telegram's limit (4,096 characters of text after entities are parsed,
@@ -9,7 +10,7 @@
  * "deny if unsure" warning and the requester and approver lines always stay.
  */
 import type { InlineKeyboardMarkup } from "grammy/types";
-import { approverList, cardLabel, formatDuration, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
+import { approverList, cardLabel, formatDuration, MAX_RESOLUTION_CHARS, type ApprovalCard, type ApprovalResolution } from "../../src/approval/card.ts";
 import { fitCardArguments, type CardArguments } from "../../src/approval/summary.ts";
 import { MessageRejectedError } from "../../src/ports.ts";
 import { escapeHtml } from "./html.ts";
@@ -44,17 +45,18 @@ export function approvalCardHtml(card: ApprovalCard, now = Date.now()): string {
     `Requested by ${escapeHtml(who)}.`,
     `May approve: ${escapeHtml(approverList(card.approvers))}.`,
     `Expires in ${left} (${expiry} UTC).`,
+    ...(card.note ? [escapeHtml(card.note.slice(0, 500))] : []),
   ]);
 }
 
 /** The card after a decision: what was asked, then the resolution line; no buttons. */
 export function resolvedCardHtml(card: ApprovalCard, resolution: ApprovalResolution): string {
   return fittedHtml(card, `🔐 <b>Approval:</b> <code>${escapeHtml(cardLabel(card.tool))}</code>`, [
-    `<b>${escapeHtml(cardLabel(resolution.text, 300))}</b>`,
+    `<b>${escapeHtml(cardLabel(resolution.text, MAX_RESOLUTION_CHARS))}</b>`,
   ]);
 }
 
-/** The three buttons; throws MessageRejectedError when a payload would not fit callback_data. */
+/** The four buttons; throws MessageRejectedError when a payload would not fit callback_data. */
 export function approvalKeyboard(card: ApprovalCard): InlineKeyboardMarkup {
   for (const payload of Object.values(card.buttons)) {
     if (Buffer.byteLength(payload, "utf8") > MAX_CALLBACK_DATA_BYTES) {
@@ -68,6 +70,7 @@ export function approvalKeyboard(card: ApprovalCard): InlineKeyboardMarkup {
         { text: "♾️ Always", callback_data: card.buttons.always },
         { text: "⛔ Deny", callback_data: card.buttons.deny },
       ],
+      [{ text: "📝 Deny with reason…", callback_data: card.buttons.denyWithReason }],
     ],
   };
 }

@@ -1,7 +1,9 @@
 /**
  * The approval card: what a channel shows when a tool call waits for a person, and the
  * compact button payload that comes back when someone clicks. The payload fits the
- * smallest platform limit (Telegram callback_data, 64 bytes): `gh1:<id>:<a|w|d>`.
+ * smallest platform limit (Telegram callback_data, 64 bytes): `gh1:<id>:<a|w|d|r>`. The fourth
+ * button, "Deny with reason…" (`r`), decides nothing itself: the adapter asks the clicker for a
+ * reason (a modal, a forced reply), and the answer comes back as a `deny` with that reason.
  */
 import type { ApprovalChoice } from "../envelope.ts";
 import { parseArgsSummary, revealInvisible } from "./summary.ts";
@@ -15,9 +17,29 @@ export interface ApprovalCard {
   /** Human-readable list of who may approve ("the requester", ids of admins). */
   approvers: string[];
   expiresAt: number;
-  /** Button payloads, one per choice. */
-  buttons: Record<ApprovalChoice, string>;
+  /**
+   * Plain text under the approvers line, from the approver rule: how many must approve, that the
+   * requester may not, a link to the thread that asked (for a card posted in an approvers' channel).
+   * Renderers show it as inert text.
+   */
+  note?: string;
+  /** Button payloads, one per button. */
+  buttons: Record<CardButton, string>;
 }
+
+/** The buttons of an open card: the three choices, and "Deny with reason…", which asks for the reason first. */
+export type CardButton = ApprovalChoice | "denyWithReason";
+
+/** What a button payload stands for: a choice, or (`askReason`) a Deny that waits for the clicker's reason. */
+export interface DecodedApprovalPayload {
+  approvalId: string;
+  choice: ApprovalChoice;
+  /** The "Deny with reason…" button: ask the clicker why before sending the `deny`. */
+  askReason?: true;
+}
+
+/** How many characters of a resolution line a card shows (room for a denial reason). */
+export const MAX_RESOLUTION_CHARS = 800;
 
 export interface ApprovalResolution {
   outcome: "approved" | "always" | "denied" | "expired" | "cancelled";
@@ -26,28 +48,29 @@ export interface ApprovalResolution {
   text: string;
 }
 
-const CODES: Record<ApprovalChoice, string> = { approve: "a", always: "w", deny: "d" };
-const PAYLOAD = /^gh1:([A-Za-z0-9_-]{6,32}):([awd])$/;
+const CODES: Record<CardButton, string> = { approve: "a", always: "w", deny: "d", denyWithReason: "r" };
+const PAYLOAD = /^gh1:([A-Za-z0-9_-]{6,32}):([awdr])$/;
 
-/** Encodes a button payload for an approval choice. */
-export function encodeApprovalPayload(approvalId: string, choice: ApprovalChoice): string {
-  return `gh1:${approvalId}:${CODES[choice]}`;
+/** Encodes a button payload for a card's button. */
+export function encodeApprovalPayload(approvalId: string, button: CardButton): string {
+  return `gh1:${approvalId}:${CODES[button]}`;
 }
 
 /** Decodes a button payload; undefined for anything that is not one of ours (forged or foreign). */
-export function decodeApprovalPayload(payload: string): { approvalId: string; choice: ApprovalChoice } | undefined {
+export function decodeApprovalPayload(payload: string): DecodedApprovalPayload | undefined {
   const m = PAYLOAD.exec(payload);
   if (!m) return undefined;
-  const choice = (Object.keys(CODES) as ApprovalChoice[]).find((c) => CODES[c] === m[2])!;
-  return { approvalId: m[1]!, choice };
+  const button = (Object.keys(CODES) as CardButton[]).find((c) => CODES[c] === m[2])!;
+  return button === "denyWithReason" ? { approvalId: m[1]!, choice: "deny", askReason: true } : { approvalId: m[1]!, choice: button };
 }
 
 /** The buttons of a card for `approvalId`. */
-export function approvalButtons(approvalId: string): Record<ApprovalChoice, string> {
+export function approvalButtons(approvalId: string): Record<CardButton, string> {
   return {
     approve: encodeApprovalPayload(approvalId, "approve"),
     always: encodeApprovalPayload(approvalId, "always"),
     deny: encodeApprovalPayload(approvalId, "deny"),
+    denyWithReason: encodeApprovalPayload(approvalId, "denyWithReason"),
   };
 }
 

@@ -1,10 +1,10 @@
 /**
- * Console approvals: the card is a question at the terminal — yes / no / always — and the answer
- * is a click like any other, decided through the pending approvals (so the turn parks while the
+ * Console approvals: the card is a question at the terminal — yes / no / always, and `n <reason>`
+ * to deny with a reason — and the answer is a click like any other, decided through the pending approvals (so the turn parks while the
  * question is open, and a timeout or /stop closes the question). After a restart an open question
  * is asked again.
  */
-import type { ApprovalClick, ApprovalClickOutcome, ReplyTarget } from "../envelope.ts";
+import { denialReason, type ApprovalClick, type ApprovalClickOutcome, type ReplyTarget } from "../envelope.ts";
 import { approvalCardText, type ApprovalCard, type ApprovalResolution } from "./card.ts";
 import type { CardPoster } from "./pending-approvals.ts";
 
@@ -17,12 +17,22 @@ export interface ConsoleQuestions {
   decide(click: ApprovalClick): Promise<ApprovalClickOutcome>;
 }
 
-/** Parses a terminal answer; undefined when it is none of yes / no / always. */
-export function parseConsoleAnswer(answer: string): "approved" | "denied" | "always" | undefined {
+/** A terminal answer: the outcome, and for a denial the reason typed after `n` (`n not today`). */
+export interface ConsoleAnswer {
+  outcome: "approved" | "denied" | "always";
+  reason?: string;
+}
+
+/** Parses a terminal answer; undefined when it is none of yes / no [reason] / always. */
+export function parseConsoleAnswer(answer: string): ConsoleAnswer | undefined {
   const a = answer.trim().toLowerCase();
-  if (["y", "yes", "approve", "ok"].includes(a)) return "approved";
-  if (["n", "no", "deny", ""].includes(a)) return "denied";
-  if (["a", "always"].includes(a)) return "always";
+  if (["y", "yes", "approve", "ok"].includes(a)) return { outcome: "approved" };
+  if (["a", "always"].includes(a)) return { outcome: "always" };
+  const denial = /^(?:n|no|deny)(?:\s+([\s\S]*))?$/i.exec(answer.trim());
+  if (a === "" || denial) {
+    const reason = denialReason(denial?.[1]);
+    return reason ? { outcome: "denied", reason } : { outcome: "denied" };
+  }
   return undefined;
 }
 
@@ -37,15 +47,16 @@ export function consoleCardPoster(questions: ConsoleQuestions): CardPoster {
       const controller = new AbortController();
       open.set(card.approvalId, controller);
       void (async () => {
-        let question = `${approvalCardText(card)}\nRun it? [y]es / [n]o / [a]lways: `;
-        let outcome = parseConsoleAnswer(await questions.prompt(question, controller.signal));
-        while (!outcome) {
-          question = "Please answer y (yes), n (no) or a (always): ";
-          outcome = parseConsoleAnswer(await questions.prompt(question, controller.signal));
+        let question = `${approvalCardText(card)}\nRun it? [y]es / [n]o / [a]lways (n <reason> says why): `;
+        let answer = parseConsoleAnswer(await questions.prompt(question, controller.signal));
+        while (!answer) {
+          question = "Please answer y (yes), n (no, or n <reason>) or a (always): ";
+          answer = parseConsoleAnswer(await questions.prompt(question, controller.signal));
         }
         open.delete(card.approvalId);
         const actor = { id: card.requester.id, name: card.requester.name, isBot: false };
-        await questions.decide({ channel: "console", approvalId: card.approvalId, choice: CHOICE[outcome], actor });
+        const reason = answer.reason ? { reason: answer.reason } : {};
+        await questions.decide({ channel: "console", approvalId: card.approvalId, choice: CHOICE[answer.outcome], actor, ...reason });
       })().catch(() => open.delete(card.approvalId));
       return `console:${card.approvalId}`;
     },

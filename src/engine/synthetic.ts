@@ -41,7 +41,8 @@ export const synthetic = {
   policyRefused: (tool: string, rule: string) => result("policy-refused", `${tool} was not run: refused by policy (${rule}).`),
   hookBlocked: (tool: string, hook: string, reason: string) =>
     result("hook-blocked", `${tool} was not run: blocked by hook "${hook}": ${reason}`),
-  deniedByPerson: (tool: string, who: string) => result("denied-by-person", `${tool} was not run: denied by ${who}.`),
+  deniedByPerson: (tool: string, who: string, reason?: string) =>
+    result("denied-by-person", reason ? `${tool} was not run: denied by ${who}: ${reason}` : `${tool} was not run: denied by ${who}.`),
   noApprovalChannel: (tool: string, reason?: string) =>
     result(
       "no-approval-channel",

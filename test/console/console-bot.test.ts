@@ -73,6 +73,19 @@ describe("the console channel", () => {
     expect(toolResult!.content).toMatch(/denied by Me \(me\)/);
   });
 
+  it("tells the model the reason typed after n", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"touch nope"}' }] }, { text: "OK, not today." });
+    const t = await openTerminal();
+    t.type("touch nope");
+    await waitUntil(() => expect(t.screen()).toContain("(n <reason> says why)"));
+    t.type("n   the disk is full  ");
+    await waitUntil(() => expect(t.screen()).toContain("OK, not today."));
+    const toolResult = (emu.requests[1]!.body.messages as Array<{ role: string; content: string }>).find((m) => m.role === "tool");
+    expect(toolResult!.content).toBe("shell was not run: denied by Me (me): the disk is full");
+  });
+
   it("keeps the conversation across a restart", async () => {
     dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
     emu = await startOpenAIEmulator();

@@ -38,7 +38,7 @@ async function withCard(adapter: Partial<DiscordAdapterOptions> = {}, emulator: 
 }
 
 describe("Discord approval cards", () => {
-  it("renders the tool, arguments, approvers and expiry with Approve · Always · Deny carrying the card's payloads", async () => {
+  it("renders the tool, arguments, approvers and expiry with Approve · Always · Deny · Deny with reason… carrying the card's payloads", async () => {
     const { seen, sentId } = await withCard();
     expect(seen.id).toBe(sentId);
     expect(seen.text).toContain("shell");
@@ -49,6 +49,7 @@ describe("Discord approval cards", () => {
       { label: "Approve", payload: card().buttons.approve },
       { label: "Always", payload: card().buttons.always },
       { label: "Deny", payload: card().buttons.deny },
+      { label: "Deny with reason…", payload: card().buttons.denyWithReason },
     ]);
   });
 

@@ -80,6 +80,23 @@ describe("Discord approval cards under attack", () => {
     expect(shown.content).toContain("Requested by \\[Admin\\]\\(https\\:\\/\\/evil\\.example\\)");
   });
 
+  it("shows a denial's reason literally on the decided card: no mention, link or markdown in it renders", async () => {
+    started = await startHarness();
+    const { h, sink } = started;
+    const asked = await h.userSays("do it", { userId: REQUESTER });
+    const [env] = await sink.waitForEnvelopes(1);
+    const card = cardFor({ command: "make deploy" });
+    const sent = await h.adapter.port.requestApproval!(env!.replyTo, card);
+    const reason = `@everyone <@${REQUESTER}> **bold** ||hidden|| [docs](https://evil.example) \`tick\` ${"r".repeat(400)}`;
+    const text = `🚫 Denied by Mallory: shell was not run. Reason: ${reason}`;
+    await h.adapter.port.resolveApproval!(env!.replyTo, sent.id, card, { outcome: "denied", by: { id: REQUESTER, name: "Mallory" }, text });
+    const [after] = await h.botMessages(asked.conversationId, asked.threadId);
+    expect(after!.text).toContain("\\@everyone \\<\\@300000000000000001\\> \\*\\*bold\\*\\* \\|\\|hidden\\|\\| \\[docs\\]\\(https\\:\\/\\/evil\\.example\\) \\`tick\\`");
+    expect(after!.text).toContain("r".repeat(400));
+    const edit = h.emulator.calls.filter((c) => c.route === "editMessage").at(-1)!;
+    expect((edit.body as { allowed_mentions?: unknown }).allowed_mentions).toEqual({ parse: [] });
+  });
+
   it("makes bidi controls and zero-width characters in the arguments visible", async () => {
     const shown = await posted(cardFor({ command: "echo safe\u202E; rm -rf ~ #\u200B" }));
     expect(codeBlock(shown.content)).toContain("echo safe⟨U+202E⟩; rm -rf ~ #⟨U+200B⟩");

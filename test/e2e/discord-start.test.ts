@@ -33,8 +33,8 @@ describe("npm start with DISCORD_TOKEN", () => {
     const user = "200000000000000001";
     const posted = await discord.userPosts({ channelId: discord.textChannelId, userId: user, content: `<@${discord.bot.id}> write my todo` });
     const inThread = () => discord.messages(posted.id).filter((m) => m.author.id === discord.bot.id);
-    await waitUntil(() => expect(inThread().some((m) => buttons(m).length === 3)).toBe(true), { timeout: 10_000 });
-    const card = inThread().find((m) => buttons(m).length === 3)!;
+    await waitUntil(() => expect(inThread().some((m) => buttons(m).length === 4)).toBe(true), { timeout: 10_000 });
+    const card = inThread().find((m) => buttons(m).length === 4)!;
     const approve = buttons(card).find((b) => /approve/i.test(b.label ?? ""))!;
 
     const stranger = await discord.click({ channelId: posted.id, messageId: card.id, customId: approve.custom_id!, userId: "200000000000000099" });

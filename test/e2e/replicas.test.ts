@@ -118,8 +118,8 @@ describe("several replicas on one PostgreSQL database", () => {
     a!.use();
     const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("append to the log") });
     const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
-    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 3)).toBe(true), { timeout: 15_000 });
-    const card = thread().find((m) => buttonsOf(m.blocks).length === 3)!;
+    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 4)).toBe(true), { timeout: 15_000 });
+    const card = thread().find((m) => buttonsOf(m.blocks).length === 4)!;
     const approve = buttonsOf(card.blocks).find((x) => /approve/i.test(x.label))!;
     b!.use();
     const one = slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);

@@ -33,8 +33,8 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
 
     const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: `<@${slack.botUserId}> write the plan` });
     const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
-    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 3)).toBe(true), { timeout: 10_000 });
-    const card = thread().find((m) => buttonsOf(m.blocks).length === 3)!;
+    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 4)).toBe(true), { timeout: 10_000 });
+    const card = thread().find((m) => buttonsOf(m.blocks).length === 4)!;
     expect(card.threadTs).toBe(message.ts);
     const approve = buttonsOf(card.blocks).find((b) => /approve/i.test(b.label))!;
 

@@ -30,7 +30,7 @@ describe("Slack approval cards", () => {
     await h.close();
   });
 
-  it("renders the card in the thread with tool, arguments, approvers, expiry and three buttons", async () => {
+  it("renders the card in the thread with tool, arguments, approvers, expiry and four buttons", async () => {
     const sent = await h.adapter.port.requestApproval!(target, card);
     const [shown] = await h.botMessages(GENERAL, target.threadId);
     expect(shown!.id).toBe(sent.id);
@@ -42,6 +42,7 @@ describe("Slack approval cards", () => {
       { label: "Approve", payload: card.buttons.approve },
       { label: "Always", payload: card.buttons.always },
       { label: "Deny", payload: card.buttons.deny },
+      { label: "Deny with reason…", payload: card.buttons.denyWithReason },
     ]);
   });
 

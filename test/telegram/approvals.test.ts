@@ -30,7 +30,7 @@ async function setup(): Promise<{ h: TelegramHarness; sink: RecordingSink; env: 
 }
 
 describe("telegram approval cards", () => {
-  it("renders the card with Approve · Always · Deny carrying the card payloads within 64 bytes", async () => {
+  it("renders the card with Approve · Always · Deny · Deny with reason… carrying the card payloads within 64 bytes", async () => {
     const { h, env } = await setup();
     const c = card();
     const sent = await h.adapter.port.requestApproval!(env.replyTo, c);
@@ -40,6 +40,7 @@ describe("telegram approval cards", () => {
       { label: "✅ Approve", payload: c.buttons.approve },
       { label: "♾️ Always", payload: c.buttons.always },
       { label: "⛔ Deny", payload: c.buttons.deny },
+      { label: "📝 Deny with reason…", payload: c.buttons.denyWithReason },
     ]);
     for (const b of shown!.buttons) expect(Buffer.byteLength(b.payload)).toBeLessThanOrEqual(64);
     expect(shown!.text).toContain("shell");

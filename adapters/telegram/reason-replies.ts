@@ -1,0 +1,160 @@
+/**
+ * "Deny with reason…" on Telegram: a click on the card's fourth button is answered, and the bot
+ * asks in the chat with a forced reply to the card ("reply to this message with the reason for
+ * denying <tool>"), addressed to the clicker by a mention so that `selective` opens the reply box
+ * for them alone. The clicker's reply to that prompt becomes a `deny` with the reply's text as the
+ * reason, through the same path as a click, and is not handled as a message for the bot to answer.
+ * Someone else's reply to the prompt decides nothing either: they are told that only the clicker
+ * was asked. A prompt stays known after the decision, so a second reply is told "Already decided".
+ * The prompts are remembered in a bounded map (a restart forgets them; a reply to a forgotten
+ * prompt is then an ordinary message).
+ */
+import { GrammyError, type Api } from "grammy";
+import type { Logger } from "pino";
+import { cardLabel } from "../../src/approval/card.ts";
+import { denialReason, parseBotCommand, type ApprovalClick, type ApprovalClickOutcome } from "../../src/envelope.ts";
+import { LruMap } from "../../src/lru-map.ts";
+import type { InboundSink, OutboundPort } from "../../src/ports.ts";
+import { escapeHtml } from "./html.ts";
+import { displayName, type TelegramCallbackQuery, type TelegramMessage } from "./inbound.ts";
+
+/** Prompts (and cards) remembered at most; the oldest are forgotten first. */
+const REMEMBERED = 10_000;
+/** What the reply box shows before the person types (Telegram: at most 64 characters). */
+const PLACEHOLDER = "Why deny it?";
+/** A 429 asking for at most this long is waited out once (these messages skip the delivery queue). */
+const MAX_RETRY_WAIT_S = 5;
+
+/** Runs a send; after a short 429 (a chat over its burst), waits what Telegram asked and sends once more. */
+async function withOneRetry<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    const wait = error instanceof GrammyError && error.error_code === 429 ? (error.parameters?.retry_after ?? 1) : undefined;
+    if (wait === undefined || wait > MAX_RETRY_WAIT_S) throw error;
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    return send();
+  }
+}
+
+/** A prompt the bot posted: which approval it asks about, and whom. */
+interface AskedReason {
+  approvalId: string;
+  clickerId: string;
+  clickerName: string;
+  cardMessageId: string;
+}
+
+export interface ReasonRepliesDeps {
+  api: Api;
+  log: Logger;
+  sink: () => InboundSink | undefined;
+  /** How a query is answered (an alert when `text` is given). */
+  answer(queryId: string, text?: string): Promise<void>;
+}
+
+const key = (chatId: number | string, messageId: number | string) => `${chatId}:${messageId}`;
+
+/** The prompts posted for "Deny with reason…" clicks, and the replies to them. */
+export class ReasonReplies {
+  private readonly deps: ReasonRepliesDeps;
+  private readonly asked = new LruMap<string, AskedReason>({ max: REMEMBERED });
+  private readonly tools = new LruMap<string, string>({ max: REMEMBERED });
+
+  constructor(deps: ReasonRepliesDeps) {
+    this.deps = deps;
+  }
+
+  /** Makes `port` remember the tool of each card it posts, so a prompt can name it ("this request" for older cards). */
+  watchCards(port: OutboundPort): void {
+    const post = port.requestApproval?.bind(port);
+    if (!post) return;
+    port.requestApproval = async (target, card) => {
+      const sent = await post(target, card);
+      this.tools.set(card.approvalId, card.tool);
+      return sent;
+    };
+  }
+
+  /** Answers a "Deny with reason…" click, then asks the clicker for the reason in a forced reply to the card. */
+  async ask(query: TelegramCallbackQuery, approvalId: string): Promise<void> {
+    const card = query.message;
+    if (!card) {
+      await this.deps.answer(query.id, "This card cannot take a reason here; use Deny.");
+      return;
+    }
+    await this.deps.answer(query.id);
+    const tool = this.tools.get(approvalId);
+    const what = tool ? `<code>${escapeHtml(cardLabel(tool))}</code>` : "this request";
+    const name = displayName(query.from);
+    const text = `<a href="tg://user?id=${query.from.id}">${escapeHtml(cardLabel(name))}</a>, reply to this message with the reason for denying ${what}.`;
+    try {
+      const sent = await withOneRetry(() =>
+        this.deps.api.sendMessage(card.chat.id, text, {
+          parse_mode: "HTML",
+          ...(card.message_thread_id !== undefined ? { message_thread_id: card.message_thread_id } : {}),
+          reply_parameters: { message_id: card.message_id, allow_sending_without_reply: true },
+          reply_markup: { force_reply: true, selective: true, input_field_placeholder: PLACEHOLDER },
+        }),
+      );
+      this.asked.set(key(card.chat.id, sent.message_id), {
+        approvalId, clickerId: String(query.from.id), clickerName: name, cardMessageId: String(card.message_id),
+      });
+    } catch (error) {
+      this.deps.log.warn({ err: (error as Error).message, approvalId }, "could not ask for the reason of a denial");
+    }
+  }
+
+  /**
+   * Takes a message that replies to one of the prompts: the clicker's text becomes the decision,
+   * anyone else is told it decided nothing. False for every other message (handled as usual).
+   */
+  async take(message: TelegramMessage): Promise<boolean> {
+    const replied = message.reply_to_message;
+    if (!replied || !message.from || message.from.is_bot || message.text === undefined || parseBotCommand(message.text)) return false;
+    const promptKey = key(message.chat.id, replied.message_id);
+    const asked = this.asked.get(promptKey);
+    if (!asked) return false;
+    if (String(message.from.id) !== asked.clickerId) {
+      await this.reply(message, `Only ${asked.clickerName} was asked for this reason; nothing was decided. To deny with a reason of your own, use the card's “Deny with reason…” button.`);
+      return true;
+    }
+    const sink = this.deps.sink();
+    if (!sink) {
+      await this.reply(message, "The bot is not ready yet; reply again in a moment.");
+      return true;
+    }
+    const reason = denialReason(message.text);
+    const click: ApprovalClick = {
+      channel: "telegram",
+      approvalId: asked.approvalId,
+      choice: "deny",
+      actor: { id: asked.clickerId, name: displayName(message.from), isBot: false },
+      messageId: asked.cardMessageId,
+      conversationId: String(message.chat.id),
+      ...(reason ? { reason } : {}),
+    };
+    let outcome: ApprovalClickOutcome;
+    try {
+      outcome = await sink.approvalClick(click);
+    } catch (error) {
+      this.deps.log.warn({ err: (error as Error).message }, "a reason for a denial failed in the gateway");
+      outcome = { status: "unknown", message: "That reason could not be recorded. Please reply again." };
+    }
+    if (outcome.status !== "accepted") await this.reply(message, outcome.message);
+    return true;
+  }
+
+  private async reply(to: TelegramMessage, text: string): Promise<void> {
+    try {
+      await withOneRetry(() =>
+        this.deps.api.sendMessage(to.chat.id, text, {
+          ...(to.message_thread_id !== undefined && to.is_topic_message ? { message_thread_id: to.message_thread_id } : {}),
+          reply_parameters: { message_id: to.message_id, allow_sending_without_reply: true },
+        }),
+      );
+    } catch (error) {
+      this.deps.log.warn({ err: (error as Error).message }, "could not answer a reply to a reason prompt");
+    }
+  }
+}
