@@ -24,12 +24,17 @@ export function approvalManagerFor(
     });
     return approvals.managerFor(adapter.channel, poster, "console");
   }
-  const { requestApproval, resolveApproval } = adapter.port;
+  const { requestApproval, resolveApproval, isApprover } = adapter.port;
   if (adapter.capabilities.inlineApproval && requestApproval && resolveApproval) {
     const poster: CardPoster = {
       post: (target, card) => delivery.run(target, () => requestApproval.call(adapter.port, target, card)).then((m) => m.id),
       resolve: (target, messageId, card, resolution) =>
         delivery.run(target, () => resolveApproval.call(adapter.port, target, messageId, card, resolution)),
+      say: async (target, text) => {
+        await delivery.send(target, text, "notice");
+      },
+      permalink: (target, messageId) => delivery.permalink(target, messageId),
+      ...(isApprover ? { isApprover: isApprover.bind(adapter.port) } : {}),
     };
     return approvals.managerFor(adapter.channel, poster);
   }

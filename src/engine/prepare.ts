@@ -143,7 +143,7 @@ export async function prepareCall(
   // stands, so nobody is asked twice about the same call.
   const earlier = batch.decided[argsHash];
   if (earlier) return { kind: "prepared", prepared: finishGate(exec, p, argsHash, { ...earlier, prompted: false }, guards, batch) };
-  const gate = await passApprovalGate(exec, state, { id: call.id, tool: tool.name, params, argsHash }, requirement);
+  const gate = await passApprovalGate(exec, state, { id: call.id, tool: tool.name, owner: tool.owner, params, argsHash }, requirement);
   if (gate.kind === "waiting") {
     return { kind: "waiting", waiting: { approvalId: gate.approvalId, expiresAt: gate.expiresAt, params, argsHash, rule: requirement.rule, loopWarning: p.loopWarning } };
   }

@@ -2,6 +2,7 @@
  * `gatehouse explain`: for one sender (and optionally one conversation), every tool with
  * whether it is offered, what approval it needs and which rule decided.
  */
+import { explainApprovers } from "../approval/approver-rules.ts";
 import { describeEgressRule, egressRuleLifted, type EgressRuleOptions } from "./egress.ts";
 import type { ApprovalConfig, ToolPolicyConfig } from "./schema.ts";
 import {
@@ -21,6 +22,8 @@ export interface ExplainRow {
   approval?: ApprovalRequirement;
   /** The deciding rules: availability, then (when offered) approval. */
   rule: string;
+  /** Who may approve its calls when a person must (approver rules). */
+  approvers?: string;
 }
 
 /**
@@ -44,7 +47,10 @@ export function explainPolicy(
       if (!availability.offered) return { tool: tool.name, owner: tool.owner, offered: false, rule: availability.rule };
       const decision = approvalRequirement(approval, tool, subject, remembered.has(tool.name));
       if (tool.name === "http_fetch" && tool.owner === "builtin" && decision.requirement !== "prompt" && !egressRuleLifted(egress)) {
-        return { tool: tool.name, owner: tool.owner, offered: true, approval: "prompt", rule: `${availability.rule}; http_fetch ${describeEgressRule(egress)}` };
+        return {
+          tool: tool.name, owner: tool.owner, offered: true, approval: "prompt", rule: `${availability.rule}; http_fetch ${describeEgressRule(egress)}`,
+          approvers: explainApprovers(approval, tool, subject.channel, subject.conversationId),
+        };
       }
       return {
         tool: tool.name,
@@ -52,6 +58,7 @@ export function explainPolicy(
         offered: true,
         approval: decision.requirement,
         rule: `${availability.rule}; ${decision.rule}`,
+        ...(decision.requirement === "prompt" ? { approvers: explainApprovers(approval, tool, subject.channel, subject.conversationId) } : {}),
       };
     });
 }
@@ -63,7 +70,8 @@ export function formatExplain(rows: readonly ExplainRow[]): string {
     ...rows.map((r) => [r.tool, r.offered ? "yes" : "no", r.approval ?? "-", r.rule]),
   ];
   const widths = [0, 1, 2].map((col) => Math.max(...table.map((cells) => cells[col].length)));
-  return table
-    .map((cells) => cells.map((cell, col) => (col < 3 ? cell.padEnd(widths[col]) : cell)).join("  "))
-    .join("\n");
+  const lines = table.map((cells) => cells.map((cell, col) => (col < 3 ? cell.padEnd(widths[col]) : cell)).join("  "));
+  const asking = rows.filter((r) => r.approvers);
+  if (asking.length) lines.push("", "WHO MAY APPROVE", ...asking.map((r) => `${r.tool}: ${r.approvers}`));
+  return lines.join("\n");
 }

@@ -20,6 +20,7 @@
  *   `elevated.allowFrom`; elevation never overrides a deny.
  */
 import { z } from "zod";
+import { parseSpan, SPAN_PATTERN } from "./duration.ts";
 
 /** The built-in profiles, smallest first. */
 export const TOOL_PROFILES = ["minimal", "messaging", "standard", "full"] as const;
@@ -67,6 +68,70 @@ export const ToolPolicyConfigSchema = z.strictObject({
     .prefault({}),
 });
 
+const regexSource = z.string().refine(
+  (source) => {
+    try {
+      new RegExp(source);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: "not a valid regular expression" },
+);
+
+/** A condition on one argument of a call: its string value matches a regular expression or a glob. */
+export const ArgConditionSchema = z
+  .strictObject({
+    arg: z.string().min(1),
+    /** A regular expression tested against the argument's value (unanchored unless it says ^ or $). */
+    matches: regexSource.optional(),
+    /** A glob (`*` any run of characters) the whole value must match. */
+    glob: z.string().min(1).optional(),
+  })
+  .refine((c) => (c.matches === undefined) !== (c.glob === undefined), { message: "give exactly one of matches or glob" });
+
+/**
+ * One approver rule: which calls it covers (tool patterns, argument conditions, channels,
+ * conversations) and who may approve them. The first rule that matches a call decides; with none,
+ * the requester and `approval.approvers.<channel>` may.
+ */
+export const ApproverRuleSchema = z.strictObject({
+  /** A label shown by `gatehouse explain` and on cards; default `approval.rules[<index>]`. */
+  name: z.string().min(1).optional(),
+  tools: patternList.min(1),
+  /** Every condition must hold. */
+  when: z.array(ArgConditionSchema).default([]),
+  /** Channel names (slack, discord, telegram, console); unset: every channel. */
+  channels: z.array(z.string().min(1)).optional(),
+  /** Conversation ids, as "<channel>:<conversationId>" or a bare id; unset: every conversation. */
+  conversations: z.array(z.string().min(1)).optional(),
+  approvers: z
+    .strictObject({
+      /** Platform user ids. */
+      users: z.array(z.string().min(1)).default([]),
+      /** Slack user group ids (S…). */
+      groups: z.array(z.string().min(1)).default([]),
+      /** Discord role ids. */
+      roles: z.array(z.string().min(1)).default([]),
+      /** The conversation's administrators (Telegram chat admins, Slack workspace admins, Discord Administrator). */
+      chatAdmins: z.boolean().default(false),
+    })
+    .prefault({}),
+  /** Whether the person who asked may approve their own call; false: someone else must. */
+  selfApprove: z.boolean().default(true),
+  /** How many different people must approve; a single deny ends the request. */
+  quorum: z.number().int().min(1).max(10).default(1),
+  /** Post the card in this conversation of the same channel instead of the thread (the thread is told where). */
+  routeTo: z
+    .strictObject({
+      conversation: z.string().min(1),
+      /** How the thread names it ("#ops-approvals"); default the conversation id. */
+      label: z.string().min(1).optional(),
+    })
+    .optional(),
+});
+
 /** The `approval` config key. */
 export const ApprovalConfigSchema = z.strictObject({
   autonomy: z.enum(["readonly", "supervised", "full"]).default("supervised"),
@@ -85,19 +150,12 @@ export const ApprovalConfigSchema = z.strictObject({
    * whole chat, and one member's "Always" would otherwise run everyone's calls without a card).
    */
   alwaysCoversOthers: z.boolean().default(false),
+  /** How long a remembered "Always" holds ("7d", "12h", "30m"); unset: until revoked or `/new`. */
+  alwaysTtl: z.string().regex(SPAN_PATTERN, 'a span such as "7d", "12h" or "30m"').refine((t) => parseSpan(t) !== undefined, "must be longer than zero").optional(),
+  /** Ordered approver rules: the first that matches a call says who may approve it. */
+  rules: z.array(ApproverRuleSchema).default([]),
 });
 
-const regexSource = z.string().refine(
-  (source) => {
-    try {
-      new RegExp(source);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: "not a valid regular expression" },
-);
 
 const hookBase = {
   /** Tool patterns the hook applies to. */
@@ -144,6 +202,8 @@ export type ToolPolicyConfig = z.infer<typeof ToolPolicyConfigSchema>;
 export type SenderRule = z.infer<typeof SenderRuleSchema>;
 /** A parsed per-conversation rule. */
 export type ConversationRule = z.infer<typeof ConversationRuleSchema>;
+/** One parsed approver rule. */
+export type ApproverRule = z.infer<typeof ApproverRuleSchema>;
 /** The parsed `approval` key. */
 export type ApprovalConfig = z.infer<typeof ApprovalConfigSchema>;
 /** One parsed config hook. */

@@ -97,7 +97,7 @@ describe("gatehouse doctor", () => {
     }, { cwd: dir });
     const out = result.stdout;
     expect(findingOf(out, "slack")).toMatch(/^ok +slack: auth\.test/);
-    expect(findingOf(out, "slack scopes")).toMatch(/^WARN .*lacks assistant:write, channels:history, groups:history, im:history, mpim:history, users:read/);
+    expect(findingOf(out, "slack scopes")).toMatch(/^WARN .*lacks assistant:write, channels:history, groups:history, im:history, mpim:history, usergroups:read, users:read/);
     expect(findingOf(out, "slack scopes")).not.toContain("chat:write");
     expect(findingOf(out, "discord")).toMatch(/^ok +discord: users\/@me: gatehouse; gateway\/bot answered/);
     expect(findingOf(out, "discord intents")).toMatch(/^FATAL .*Message Content intent is not enabled/);

@@ -44,11 +44,13 @@ describe("explain", () => {
 
   it("formats an aligned table with a header", () => {
     const text = formatExplain(explainPolicy(tools, approval, descriptors, subject));
-    const lines = text.split("\n");
+    const [tableText, approversText] = text.split("\n\n");
+    const lines = tableText!.split("\n");
     expect(lines[0]).toMatch(/^TOOL\s+OFFERED\s+APPROVAL\s+RULE$/);
     expect(lines).toHaveLength(5);
     const ruleColumn = lines[0].indexOf("RULE");
     for (const line of lines.slice(1)) expect(line.slice(ruleColumn - 2, ruleColumn)).toBe("  ");
+    expect(approversText).toBe("WHO MAY APPROVE\nwrite_file: approval.approvers.slack (the requester)");
     expect(lines[1]).toMatch(/^github__create_issue\s+no\s+-\s+tools\.deny "mcp:github__\*"$/);
     expect(lines[4]).toMatch(/^write_file\s+yes\s+prompt\s+profile "standard"; autonomy "supervised" \(write tool\)$/);
   });

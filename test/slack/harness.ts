@@ -56,12 +56,13 @@ export async function createSlackHarness(options: { emulator?: SlackEmulatorOpti
       return emulator.messagesIn(conversationId, threadId).filter((m) => m.user === emulator.botUserId).map(seen);
     },
     async click(message, payload, userId) {
-      const since = Date.now();
+      // Only what this click showed: ephemerals posted before it (even in the same millisecond) are not its answer.
+      const earlier = emulator.world.ephemerals.length;
       const before = emulator.world.findMessage(message.conversationId, message.id);
       const blocksBefore = JSON.stringify(before?.blocks);
       await emulator.click(message.conversationId, message.id, userId, payload, { actionId: "gatehouse_approval:forged" });
       const shown = await emulator.world.waitFor(() => {
-        const eph = emulator.world.ephemerals.find((e) => e.user === userId && e.at >= since);
+        const eph = emulator.world.ephemerals.slice(earlier).find((e) => e.user === userId);
         if (eph) return { shownToClicker: eph.text };
         const now = emulator.world.findMessage(message.conversationId, message.id);
         return JSON.stringify(now?.blocks) !== blocksBefore ? {} : undefined;

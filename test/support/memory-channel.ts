@@ -19,6 +19,7 @@ import {
 import {
   MessageRejectedError,
   RateLimitedError,
+  type ApproverGroups,
   type ChannelAdapter,
   type InboundSink,
   type OutboundPort,
@@ -48,6 +49,10 @@ export interface MemoryChannelOptions {
   minIntervalMs?: number;
   /** When set, a send to a target sooner than this after the previous one is refused with 429. */
   platformMinGapMs?: number;
+  /** Members of the "platform's" groups and roles (approver rules ask the port): group or role id → user ids. */
+  approverGroups?: Record<string, string[]>;
+  /** The conversation's administrators, for rules with chatAdmins. */
+  chatAdmins?: string[];
 }
 
 /** Who says something, and where (defaults: the default user, a top-level post in the default room). */
@@ -108,10 +113,22 @@ export class MemoryChannel implements ChannelAdapter {
     this.pacing = { minIntervalMs: options.minIntervalMs ?? 0 };
     this.platformMinGapMs = options.platformMinGapMs;
     const self = this;
+    const groups = options.approverGroups;
     this.port = {
       async send(target, message) {
         return self.post(target, message.text, message.kind);
       },
+      ...(groups
+        ? {
+            async isApprover(_conversationId: string, userId: string, of: ApproverGroups) {
+              const member = [...of.groups, ...of.roles].some((g) => groups[g]?.includes(userId));
+              return member || (of.chatAdmins && (options.chatAdmins ?? []).includes(userId));
+            },
+            async unknownApproverGroups(of: ApproverGroups) {
+              return [...of.groups, ...of.roles].filter((g) => !(g in groups));
+            },
+          }
+        : {}),
       async edit(target, messageId, message) {
         self.gate(target);
         const m = self.find(messageId);
@@ -176,9 +193,9 @@ export class MemoryChannel implements ChannelAdapter {
   }
 
   /** A person clicks a card button; resolves with what the bot tells the clicker. */
-  async click(approvalId: string, choice: ApprovalChoice, userId: string, userName?: string): Promise<ApprovalClickOutcome> {
+  async click(approvalId: string, choice: ApprovalChoice, userId: string, userName?: string, isBot = false): Promise<ApprovalClickOutcome> {
     if (!this.sink) throw new Error("the memory channel is not started");
-    return this.sink.approvalClick({ channel: this.channel, approvalId, choice, actor: { id: userId, name: userName, isBot: false } });
+    return this.sink.approvalClick({ channel: this.channel, approvalId, choice, actor: { id: userId, name: userName, isBot } });
   }
 
   /** Messages the bot posted in one conversation (optionally one thread), oldest first. */

@@ -1,0 +1,139 @@
+/**
+ * Approver rules: who may approve a call that needs a person. `approval.rules` is an ordered list;
+ * the first rule whose tool patterns, argument conditions, channels and conversations all match
+ * the call decides. With none, the requester and the channel's `approval.approvers` may.
+ */
+import { firstMatchingPattern, globMatches, type ToolIdentity } from "../policy/glob.ts";
+import type { ApprovalConfig, ApproverRule } from "../policy/schema.ts";
+
+/** Who may approve one call, and how many of them must. */
+export interface ApproverSet {
+  /** The deciding rule, as `gatehouse explain` and the audit log name it. */
+  rule: string;
+  users: string[];
+  groups: string[];
+  roles: string[];
+  chatAdmins: boolean;
+  /** Whether the person who asked may approve their own call. */
+  selfApprove: boolean;
+  /** Different people who must approve. */
+  quorum: number;
+  routeTo?: { conversation: string; label?: string };
+}
+
+/** The call a rule is matched against. */
+export interface RuleSubject {
+  tool: ToolIdentity;
+  args: Record<string, unknown>;
+  channel: string;
+  conversationId: string;
+}
+
+const compiled = new Map<string, RegExp>();
+
+function regexOf(source: string): RegExp {
+  let re = compiled.get(source);
+  if (!re) {
+    re = new RegExp(source);
+    compiled.set(source, re);
+  }
+  return re;
+}
+
+/** An argument as a condition reads it: strings as they are, anything else as its JSON. */
+function argumentText(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** A rule's label: its name, or its place in the list. */
+export function ruleLabel(rule: ApproverRule, index: number): string {
+  return rule.name ?? `approval.rules[${index}]`;
+}
+
+/** Whether `rule` covers the call. */
+export function ruleMatches(rule: ApproverRule, subject: RuleSubject): boolean {
+  if (!firstMatchingPattern(rule.tools, subject.tool)) return false;
+  if (rule.channels && !rule.channels.includes(subject.channel)) return false;
+  if (rule.conversations) {
+    const ids = [subject.conversationId, `${subject.channel}:${subject.conversationId}`];
+    if (!rule.conversations.some((c) => ids.includes(c))) return false;
+  }
+  return rule.when.every((condition) => {
+    const text = argumentText(subject.args[condition.arg]);
+    if (text === undefined) return false;
+    return condition.matches !== undefined ? regexOf(condition.matches).test(text) : globMatches(condition.glob!, text);
+  });
+}
+
+/** Who may approve the call: the first matching rule, else the requester and the channel's admins. */
+export function approversFor(approval: ApprovalConfig, subject: RuleSubject): ApproverSet {
+  const index = approval.rules.findIndex((rule) => ruleMatches(rule, subject));
+  if (index < 0) {
+    return {
+      rule: `approval.approvers.${subject.channel}`,
+      users: approval.approvers[subject.channel] ?? [],
+      groups: [], roles: [], chatAdmins: false, selfApprove: true, quorum: 1,
+    };
+  }
+  const rule = approval.rules[index]!;
+  return {
+    rule: ruleLabel(rule, index),
+    users: rule.approvers.users,
+    groups: rule.approvers.groups,
+    roles: rule.approvers.roles,
+    chatAdmins: rule.approvers.chatAdmins,
+    selfApprove: rule.selfApprove,
+    quorum: rule.quorum,
+    routeTo: rule.routeTo,
+  };
+}
+
+/** Whether the set names anyone beyond listed users (a platform must be asked about membership). */
+export function namesGroups(set: Pick<ApproverSet, "groups" | "roles" | "chatAdmins">): boolean {
+  return set.groups.length > 0 || set.roles.length > 0 || set.chatAdmins;
+}
+
+/** Who may approve, as a person reads it: "the requester, U1, group S1, role 9, chat admins; 2 approvals needed". */
+export function describeApprovers(set: ApproverSet): string {
+  const who = [
+    ...(set.selfApprove ? ["the requester"] : []),
+    ...set.users,
+    ...set.groups.map((g) => `group ${g}`),
+    ...set.roles.map((r) => `role ${r}`),
+    ...(set.chatAdmins ? ["chat admins"] : []),
+  ];
+  const parts = [who.length ? who.join(", ") : "nobody"];
+  if (!set.selfApprove) parts.push("not the requester");
+  if (set.quorum > 1) parts.push(`${set.quorum} different people must approve`);
+  if (set.routeTo) parts.push(`asked in ${set.routeTo.label ?? set.routeTo.conversation}`);
+  return parts.join("; ");
+}
+
+/**
+ * Who may approve a tool's calls on a channel, for `gatehouse explain`: the rules with argument
+ * conditions that may decide first, then the rule (or default) that decides otherwise.
+ */
+export function explainApprovers(approval: ApprovalConfig, tool: ToolIdentity, channel: string, conversationId?: string): string {
+  const parts: string[] = [];
+  for (const [index, rule] of approval.rules.entries()) {
+    const unconditional = { ...rule, when: [] };
+    const subject = { tool, args: {}, channel, conversationId: conversationId ?? "" };
+    if (!conversationId && rule.conversations) {
+      if (!ruleMatches({ ...unconditional, conversations: undefined }, subject)) continue;
+    } else if (!ruleMatches(unconditional, subject)) continue;
+    const set = approversFor({ ...approval, rules: [{ ...rule, when: [] }] }, subject);
+    const label = ruleLabel(rule, index);
+    const conditions = rule.when.map((c) => `${c.arg} ${c.matches !== undefined ? `matches /${c.matches}/` : `is like "${c.glob}"`}`);
+    const where = !conversationId && rule.conversations ? ` in ${rule.conversations.join(", ")}` : "";
+    if (conditions.length || where) {
+      parts.push(`when ${[...conditions, ...(where ? [where.trim()] : [])].join(" and ")}: ${label} (${describeApprovers({ ...set, rule: label })})`);
+      continue;
+    }
+    parts.push(`${parts.length ? "otherwise " : ""}${label} (${describeApprovers({ ...set, rule: label })})`);
+    return parts.join("; ");
+  }
+  const fallback = approversFor({ ...approval, rules: [] }, { tool, args: {}, channel, conversationId: conversationId ?? "" });
+  parts.push(`${parts.length ? "otherwise " : ""}${fallback.rule} (${describeApprovers(fallback)})`);
+  return parts.join("; ");
+}
