@@ -37,6 +37,7 @@ const CAPABILITIES: ChannelCapabilities = {
 
 export interface ConsoleAdapter extends ChannelAdapter {
   prompt(question: string, signal: AbortSignal): Promise<string>;
+  notice(text: string): void;
 }
 
 /** Creates the console adapter. */
@@ -105,6 +106,8 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
     async send(_target, message): Promise<SentMessage> {
       if (message.kind === "progress") write(`  ${message.text.replace(/\n/g, "\n  ")}`);
       else write(`\ngatehouse › ${message.text}\n`);
+      // A terminal has nothing to click: the buttons are shown as what they would do.
+      if (message.buttons?.length) write(`  (buttons, not clickable here: ${message.buttons.map((b) => `[${b.label}]`).join(" ")})\n`);
       if (message.kind !== "progress" && message.kind !== "notice" && awaitingReply > 0) awaitingReply--;
       showPrompt();
       setImmediate(pump);
@@ -137,6 +140,10 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
         output.write(`\n${terminalSafe(question)}`);
         setImmediate(pump);
       });
+    },
+    notice(text) {
+      write(text);
+      showPrompt();
     },
     async start(s: InboundSink) {
       sink = s;

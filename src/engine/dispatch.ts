@@ -7,6 +7,7 @@
  */
 import type { AnyTool, ToolResult } from "../tools/tool.ts";
 import { synthetic } from "./synthetic.ts";
+import { toolRequests } from "./tool-requests.ts";
 import type { PreparedCall } from "./prepare.ts";
 import type { ResolvedExecution, TurnState } from "./types.ts";
 
@@ -51,6 +52,7 @@ async function runOne(exec: ResolvedExecution, state: TurnState, p: PreparedCall
       senderId: state.envelope.sender.id,
       log: exec.log.child({ traceId: state.traceId, tool: tool.name }),
       onProgress: (text) => state.emit({ type: "tool.progress", callId: p.call.id, tool: tool.name, text }),
+      ...toolRequests(exec, state, { id: p.call.id, tool: tool.name }),
     });
     if (!result || typeof result.success !== "boolean") {
       result = { success: false, output: "", error: `${tool.name} returned no result` };

@@ -7,6 +7,7 @@ import type { IngressEnvelope } from "../envelope.ts";
 import type { ChatMessage, ModelClient } from "../model/types.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import type { ApprovalManager } from "../approval/types.ts";
+import type { Questioner } from "../approval/questions.ts";
 import type { Store } from "../store/store.ts";
 import type { ApprovalConfig, LoopConfig, ToolPolicyConfig } from "../policy/schema.ts";
 import type { HookRegistry } from "../policy/hooks.ts";
@@ -57,6 +58,8 @@ export interface ResolvedExecution {
   policy: { tools: ToolPolicyConfig; approval: ApprovalConfig; loop: LoopConfig };
   hooks: HookRegistry;
   approvals: ApprovalManager;
+  /** Asks the person behind a turn a question while a tool runs; absent where this channel cannot ask (questions are declined). */
+  questions?: Questioner;
   store: Store;
   observer: Observer;
   log: Logger;

@@ -93,7 +93,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     let drops = 0;
     for (;;) {
       const shown = { any: false };
-      const params = buildParams(options.model, messages, request.tools, mode, sendsProviderFields);
+      const built = buildParams(options.model, messages, request.tools, mode, sendsProviderFields);
+      // `max_tokens` is the field every OpenAI-compatible server reads (the newer `max_completion_tokens` is OpenAI's own).
+      const params = request.maxTokens === undefined ? built : { ...built, max_tokens: request.maxTokens };
       try {
         const assembled = streaming ? await streamed(params, request, mode, ctx, shown) : await whole(params, request);
         const reply = finish(assembled, mode, request);

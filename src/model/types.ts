@@ -52,6 +52,8 @@ export interface ModelRequest {
   /** Tools to offer; empty or absent means a tool-less request. */
   tools?: ToolSpec[];
   signal?: AbortSignal;
+  /** The most tokens the answer may take; unset: the endpoint's own limit. */
+  maxTokens?: number;
   /** Called with each streamed piece of answer text. */
   onTextDelta?: (text: string) => void;
 }

@@ -4,6 +4,7 @@
  */
 import type { z } from "zod";
 import type { Logger } from "pino";
+import type { Answerer, Question, QuestionAnswer } from "../approval/questions.ts";
 
 /** How much harm a call can do: decides default approval and elevated-execution rules. */
 export type ToolRisk = "read" | "write" | "exec";
@@ -23,6 +24,71 @@ export interface ToolContext {
   log: Logger;
   /** Reports how far a long call got ("3/10"), shown as the call's progress line; optional to call. */
   onProgress?: (text: string) => void;
+  /**
+   * Asks the person who made the request a question while the call runs (approval/questions.ts),
+   * bounded by the approval timeout and cancelled by `/stop`. Where no one can be asked it declines
+   * by itself and says why in the thread.
+   */
+  ask?(question: Question, options?: { signal?: AbortSignal }): Promise<QuestionAnswer>;
+  /**
+   * Runs the gate for something the call asks to do besides itself (an MCP server's sampling
+   * request) as for a tool call of `action.name`: exclusions, policy, hooks, and a person's approval
+   * asked through `ask` where one is needed.
+   */
+  authorize?(action: ToolAction, options?: { signal?: AbortSignal }): Promise<ActionVerdict>;
+  /** One request to the turn's model, without tools. Throws ModelError when the model fails. */
+  complete?(request: ToolModelRequest): Promise<ToolModelReply>;
+  /** Writes an entry to the audit log; the turn's trace, session, channel and sender are filled in. */
+  audit?(entry: ToolAuditEntry): Promise<void>;
+}
+
+/** Something a running call asks to do besides itself, gated like a call of a tool named `name`. */
+export interface ToolAction {
+  /** The name policy patterns match (`mcp__github__sampling`). */
+  name: string;
+  /** `builtin` or `mcp:<server>`. */
+  owner: string;
+  risk: ToolRisk;
+  /** Who asks, as a person reads it: `MCP server "github"`. */
+  from: string;
+  /** What hooks see and the argument hash covers. */
+  params: Record<string, unknown>;
+  /** What a person deciding reads: short and secret-free. */
+  summary: string;
+}
+
+/** The gate's answer for an action, with the rule or person that decided. */
+export type ActionVerdict = { allowed: true; rule: string; by?: Answerer } | { allowed: false; reason: string };
+
+/** A tool-less model request made for a running call. */
+export interface ToolModelRequest {
+  system?: string;
+  messages: Array<{ role: "user" | "assistant"; content: string }>;
+  /** The most tokens the answer may take. */
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+export interface ToolModelReply {
+  text: string;
+  /** Why the model stopped: it was done, it hit `maxTokens`, or something else. */
+  stopped: "end" | "max-tokens" | "other";
+  /** The model's name, as far as it is known. */
+  model: string;
+}
+
+/** An audit entry a call writes (for what it did besides its own result). */
+export interface ToolAuditEntry {
+  kind: string;
+  tool?: string;
+  source?: string;
+  outcome?: string;
+  /** Hash of the action's exact arguments (approval/summary.ts `hashCall`). */
+  argsHash?: string;
+  /** Never message content: sizes, limits, reasons. */
+  detail?: string;
+  actorId?: string;
+  actorName?: string;
 }
 
 export interface Tool<A = unknown> {

@@ -72,7 +72,7 @@ export interface EngineFixture {
   logLines: string[];
   dir: string;
   /** Runs one turn for `text` from a sender, returning the outcome and the turn events. */
-  turn(text: string, opts?: { sender?: string; channel?: string; signal?: AbortSignal; kind?: "dm" | "group" }): Promise<{ outcome: TurnOutcome; turnEvents: TurnEvent[] }>;
+  turn(text: string, opts?: { sender?: string; channel?: string; signal?: AbortSignal; kind?: "dm" | "group"; origin?: IngressEnvelopeInput["origin"] }): Promise<{ outcome: TurnOutcome; turnEvents: TurnEvent[] }>;
   close(): Promise<void>;
 }
 
@@ -136,6 +136,7 @@ export async function engineFixture(options: FixtureOptions = {}): Promise<Engin
         sender: { id: opts.sender ?? "U1", name: "Ann", isBot: false }, mentioned: true, text,
         replyTo: { channel, conversationId: "c1" }, receivedAt: Date.now(),
         capabilities: { threads: false, inlineApproval: false, edit: false, typing: false, maxMessageChars: 4000 },
+        ...(opts.origin ? { origin: opts.origin } : {}),
       };
       const envelope = parseEnvelope(input);
       const sessionKey = sessionKeyOf(envelope);

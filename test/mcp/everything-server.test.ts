@@ -1,6 +1,6 @@
 /**
  * The official reference server, @modelcontextprotocol/server-everything, over stdio and over
- * Streamable HTTP: images, progress, roots, annotations and invalid arguments as it really sends them.
+ * Streamable HTTP: images, progress, roots, elicitation, annotations and invalid arguments as it really sends them.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -13,6 +13,7 @@ import { McpHub } from "../../src/tools/mcp/hub.ts";
 import { resultText } from "../../src/engine/record.ts";
 import { freePort } from "../support/free-port.ts";
 import { mcpConfig, toolContext, toolNamed, waitFor } from "./helpers.ts";
+import type { Question, QuestionAnswer } from "../../src/approval/questions.ts";
 
 const packageJson = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json");
 const EVERYTHING_BIN = join(dirname(packageJson), "dist", "index.js");
@@ -71,6 +72,18 @@ for (const [transport, connect] of [["stdio", stdioHub], ["Streamable HTTP", htt
     it("is told the workspace as its root", async () => {
       const roots = await toolNamed((await connect()).tools(), "every__get-roots-list").execute({}, toolContext());
       expect(roots.output).toContain(pathToFileURL(WORKSPACE).href);
+    });
+
+    it("passes its elicitation to the person behind the call and the answer back", async () => {
+      const asked: Question[] = [];
+      const ask = async (question: Question): Promise<QuestionAnswer> => {
+        asked.push(question);
+        return { action: "accept", values: { name: "Ada", integer: 7 }, by: { id: "U1" } };
+      };
+      const result = await toolNamed((await connect()).tools(), "every__trigger-elicitation-request").execute({}, { ...toolContext(), ask });
+      expect(asked[0]).toMatchObject({ kind: "form", from: 'MCP server "every"', title: "Please provide inputs for the following fields:" });
+      expect(result.output).toContain("- Name: Ada");
+      expect(result.output).toContain("- Favorite Integer: 7");
     });
   });
 }

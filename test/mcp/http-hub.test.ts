@@ -28,7 +28,7 @@ describe("MCP hub over Streamable HTTP", () => {
     await remote.start();
     expect(remote.status()).toEqual([expect.objectContaining({ name: "remote", transport: "http", state: "connected" })]);
     const tools = remote.tools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["remote__add", "remote__echo", "remote__fail", "remote__image", "remote__progress", "remote__slow"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["remote__add", "remote__deploy", "remote__echo", "remote__fail", "remote__image", "remote__progress", "remote__sample", "remote__slow"]);
     expect(toolNamed(tools, "remote__echo").owner).toBe("mcp:remote");
     expect(await toolNamed(tools, "remote__echo").execute({ text: "over http" }, toolContext())).toEqual({ success: true, output: "over http" });
     const failed = await toolNamed(tools, "remote__fail").execute({}, toolContext());

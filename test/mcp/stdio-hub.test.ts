@@ -26,7 +26,7 @@ describe("MCP hub over stdio", () => {
     await hub.start();
     const tools = hub.tools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["demo__add", "demo__crash", "demo__die", "demo__echo", "demo__fail", "demo__image", "demo__progress", "demo__slow"],
+      ["demo__add", "demo__crash", "demo__deploy", "demo__die", "demo__echo", "demo__fail", "demo__image", "demo__progress", "demo__sample", "demo__slow"],
     );
     const echo = toolNamed(tools, "demo__echo");
     expect(echo.owner).toBe("mcp:demo");
@@ -164,6 +164,6 @@ describe("MCP hub over stdio", () => {
     expect(hub.status()[0].state).toBe("stopped");
     await hub.ready();
     expect(hub.status()[0].state).toBe("connected");
-    expect(hub.tools()).toHaveLength(8);
+    expect(hub.tools()).toHaveLength(10);
   });
 });

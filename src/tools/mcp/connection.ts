@@ -2,8 +2,10 @@
  * One MCP server as the bot sees it: a connection that is made at boot or on first use,
  * remembers the server's last tool listing, and after a failure or crash is retried with
  * backoff (1s, 2s, 4s … up to 30s) while its tools answer "unavailable". The bot declares the
- * `roots` capability (the workspace is its one root), asks for progress on every call, and lets
- * a call that keeps reporting progress run past its timeout, up to a hard maximum.
+ * `roots` capability (the workspace is its one root), `elicitation` (a server may ask the person
+ * behind a call a question) and, where configured, `sampling`; asks for progress on every call; and
+ * lets a call that keeps reporting progress, or waits on the bot, run past its timeout, up to a hard
+ * maximum.
  */
 import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
@@ -15,6 +17,8 @@ import { scrubSecrets } from "../../observe/scrub.ts";
 import { isStdioServer, type McpServerConfig } from "./schema.ts";
 import { toToolResult, type McpCallResult } from "./result.ts";
 import { throttledProgress } from "./call-progress.ts";
+import { CallClock } from "./call-clock.ts";
+import { handleServerRequests, requestCapabilities, RunningCalls, type McpCallContext } from "./server-requests.ts";
 import type { McpToolAnnotations } from "./risk.ts";
 import { createServerTransport } from "./transport.ts";
 
@@ -65,6 +69,7 @@ export class McpServerConnection {
   #stderrTail: string[] = [];
   #exitStatus: () => string | undefined = () => undefined;
   #workspace: string | undefined;
+  #running = new RunningCalls();
 
   /** `workspace`, when given, is offered to the server as its root. */
   constructor(name: string, config: McpServerConfig, log: Logger, backoff: Backoff = DEFAULT_BACKOFF, workspace?: string) {
@@ -93,33 +98,46 @@ export class McpServerConnection {
 
   /**
    * Calls one of the server's tools, bounded by the server's timeout (restarted by each progress
-   * report, up to `maxCallMs`) and the turn's cancellation; progress reports go to `onProgress`.
+   * report, held while the server waits on the bot, up to `maxCallMs`) and the turn's cancellation;
+   * progress reports go to `ctx.onProgress`, the server's questions and sampling requests to the turn.
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (text: string) => void): Promise<ToolResult> {
+  async call(tool: string, args: Record<string, unknown>, ctx: McpCallContext): Promise<ToolResult> {
     if (this.state === "stopped" || this.state === "connecting") await this.connect();
     const client = this.#client;
     if (this.state !== "connected" || !client) return this.unavailable();
+    const { signal } = ctx;
     const { timeoutMs, maxCallMs } = this.config;
+    const longest = Math.max(maxCallMs, timeoutMs);
+    const clock = new CallClock(timeoutMs);
+    const ended = new AbortController();
+    const untrack = this.#running.add({ tool, ctx, clock, ended: ended.signal });
     // Progress is always asked for: a server reporting it keeps a long call alive even with nobody watching.
-    const onprogress = throttledProgress(onProgress ?? (() => {}));
+    const passOn = throttledProgress(ctx.onProgress ?? (() => {}));
     try {
+      // The SDK's timeout is the hard maximum; the idle timeout is the clock's, which questions hold.
       const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: timeoutMs, signal, onprogress, resetTimeoutOnProgress: true, maxTotalTimeout: Math.max(maxCallMs, timeoutMs),
+        timeout: longest, signal: AbortSignal.any([signal, clock.signal]),
+        onprogress: (progress) => {
+          clock.touch();
+          passOn(progress);
+        },
       });
       return toToolResult(result as McpCallResult);
     } catch (err) {
       if (signal.aborted) return failure(`the call to ${tool} was cancelled before MCP server ${this.name} answered`);
+      if (clock.expired) return failure(`MCP tool ${tool} on server ${this.name} timed out after ${timeoutMs} ms`);
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-        if (/maximum total timeout/i.test(err.message)) {
-          return failure(`MCP tool ${tool} on server ${this.name} was still working after ${Math.max(maxCallMs, timeoutMs)} ms, the longest a call may take (maxCallMs)`);
-        }
-        return failure(`MCP tool ${tool} on server ${this.name} timed out after ${timeoutMs} ms`);
+        return failure(`MCP tool ${tool} on server ${this.name} was still working after ${longest} ms, the longest a call may take (maxCallMs)`);
       }
       if (client !== this.#client || isConnectionLoss(err)) {
         this.#lost(client, describe(err));
         return failure(`MCP server ${this.name} stopped during the call to ${tool}: ${this.lastError ?? describe(err)}`);
       }
       return failure(`MCP tool ${tool} on server ${this.name} failed: ${describe(err)}`);
+    } finally {
+      clock.stop();
+      ended.abort();
+      untrack();
     }
   }
 
@@ -145,10 +163,11 @@ export class McpServerConnection {
     this.state = "connecting";
     this.#stderrTail = [];
     const workspace = this.#workspace;
+    const sampling = this.config.sampling?.enabled ? { maxTokens: this.config.sampling.maxTokens } : undefined;
     const client: Client = new Client(
       { name: "gatehouse", version: "0.1.0" },
       {
-        capabilities: workspace ? { roots: { listChanged: false } } : {},
+        capabilities: { ...(workspace ? { roots: { listChanged: false } } : {}), ...requestCapabilities(Boolean(sampling)) },
         listChanged: {
           tools: {
             onChanged: (error, tools) => {
@@ -163,6 +182,7 @@ export class McpServerConnection {
     if (workspace) {
       client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: pathToFileURL(workspace).href, name: "workspace" }] }));
     }
+    handleServerRequests(client, { server: this.name, running: this.#running, sampling, log: this.#log });
     this.#client = client;
     client.onclose = () => this.#lost(client, this.#exitReason());
     const { transport, exitStatus } = createServerTransport(this.config, (text) => this.#keepStderr(text));

@@ -1,16 +1,13 @@
 /**
  * Wraps one tool an MCP server lists as a Gatehouse Tool: named `<server>__<tool>`, owned by
  * `mcp:<server>`, offered to the model with the server's own JSON schema, with a risk from the
- * config or else the tool's annotations (risk.ts), and its progress reports passed to the call's
- * progress line.
+ * config or else the tool's annotations (risk.ts), its progress reports passed to the call's
+ * progress line, and the server's questions and sampling requests passed to the call's turn.
  */
 import { z } from "zod";
 import type { AnyTool, ToolContext } from "../tool.ts";
 import type { McpServerConnection, McpToolListing } from "./connection.ts";
 import { mcpToolRisk } from "./risk.ts";
-
-/** A tool context that may carry a sink for the call's progress text (set by the engine's dispatch). */
-type ProgressContext = ToolContext & { onProgress?: (text: string) => void };
 
 /** Separates server and tool in an MCP tool's name. */
 export const MCP_NAME_SEPARATOR = "__";
@@ -44,7 +41,7 @@ export function createMcpTool(connection: McpServerConnection, listing: McpToolL
     risk,
     owner: `mcp:${connection.name}`,
     hint: (args: Record<string, unknown>) => shortHint(args),
-    execute: (args: Record<string, unknown>, ctx: ProgressContext) => connection.call(listing.name, args ?? {}, ctx.signal, ctx.onProgress),
+    execute: (args: Record<string, unknown>, ctx: ToolContext) => connection.call(listing.name, args ?? {}, ctx),
   };
 }
 

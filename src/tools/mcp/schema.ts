@@ -14,6 +14,16 @@ const ServerName = z
 /** How much harm a call can do, as the policy reads it (see src/tools/tool.ts). */
 const Risk = z.enum(["read", "write", "exec"]);
 
+/**
+ * Whether the server may ask the bot's model for a completion (MCP sampling). Off unless configured:
+ * each request then passes the gate as a call of `mcp__<server>__sampling`.
+ */
+const SamplingSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** The most tokens one answer may take, whatever the server asks for. */
+  maxTokens: z.number().int().positive().default(1_000),
+});
+
 /** Settings every MCP server has, whatever its transport. */
 const CommonServerFields = {
   /**
@@ -38,6 +48,7 @@ const CommonServerFields = {
   readOnlyTools: z.array(z.string()).default([]),
   /** Connect on first use instead of at boot. */
   lazy: z.boolean().default(false),
+  sampling: SamplingSchema.optional(),
 };
 
 /** A server the bot starts as a child process and talks to over stdin/stdout. */
