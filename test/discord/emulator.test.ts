@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { startDiscordEmulator, type DiscordEmulator } from "../emulators/discord/index.ts";
 
 let emulator: DiscordEmulator | undefined;
@@ -62,5 +63,80 @@ describe("Discord emulator limits", () => {
     const late = await api(emulator, "POST", `/interactions/${interaction.id}/${interaction.token}/callback`, { type: 6 }, null);
     expect(late.status).toBe(404);
     expect(late.body).toMatchObject({ code: 10062 });
+  });
+});
+
+/** Connects to the gateway as a bare client (intent Guilds) and collects every dispatch it receives. */
+async function rawGateway(emu: DiscordEmulator) {
+  const events: Array<{ t: string; d: Record<string, unknown> }> = [];
+  const ws = new WebSocket(`${emu.gatewayUrl}?v=10&encoding=json`);
+  await new Promise<void>((resolve, reject) => {
+    ws.on("message", (raw) => {
+      const msg = JSON.parse(String(raw)) as { op: number; t?: string; d: Record<string, unknown> };
+      if (msg.op === 10) ws.send(JSON.stringify({ op: 2, d: { token: emu.token, intents: 1 << 0, properties: { os: "linux", browser: "t", device: "t" } } }));
+      if (msg.op === 0) events.push({ t: msg.t!, d: msg.d });
+      if (msg.t === "READY") resolve();
+    });
+    ws.on("error", reject);
+  });
+  const next = async (t: string) => {
+    for (let i = 0; i < 200; i++) {
+      const found = events.find((e) => e.t === t);
+      if (found) return found.d;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no ${t} dispatch`);
+  };
+  return { next, close: () => ws.close() };
+}
+
+describe("Discord emulator: roles and members", () => {
+  const ALICE = "300000000000000001";
+  const BOB = "300000000000000002";
+
+  it("lists the server's roles, the ones tests create included, and 404s another server", async () => {
+    emulator = await startDiscordEmulator();
+    const ops = await emulator.createRole("ops");
+    const admins = await emulator.createRole("admins", { administrator: true });
+    const res = await api(emulator, "GET", `/guilds/${emulator.guildId}/roles`);
+    const roles = res.body as unknown as Array<{ id: string; name: string; permissions: string }>;
+    expect(roles.map((r) => [r.id, r.name])).toEqual([[emulator.guildId, "@everyone"], [emulator.botRoleId, "gatehouse"], [ops, "ops"], [admins, "admins"]]);
+    expect(BigInt(roles.find((r) => r.id === admins)!.permissions) & 8n).toBe(8n);
+    expect(BigInt(roles.find((r) => r.id === emulator!.guildId)!.permissions) & 8n).toBe(0n);
+    expect((await api(emulator, "GET", "/guilds/1/roles")).body).toMatchObject({ code: 10004 });
+  });
+
+  it("shows a member with the roles they hold, and Unknown Member for someone it never saw", async () => {
+    emulator = await startDiscordEmulator();
+    const ops = await emulator.createRole("ops");
+    emulator.setMemberRole(ALICE, ops);
+    emulator.state.user(BOB);
+    const alice = await api(emulator, "GET", `/guilds/${emulator.guildId}/members/${ALICE}`);
+    expect(alice.body).toMatchObject({ user: { id: ALICE }, roles: [ops] });
+    expect(alice.body).not.toHaveProperty("permissions");
+    expect((await api(emulator, "GET", `/guilds/${emulator.guildId}/members/${BOB}`)).body).toMatchObject({ roles: [] });
+    emulator.setMemberRole(ALICE, ops, false);
+    expect((await api(emulator, "GET", `/guilds/${emulator.guildId}/members/${ALICE}`)).body).toMatchObject({ roles: [] });
+    const stranger = await api(emulator, "GET", `/guilds/${emulator.guildId}/members/399999999999999999`);
+    expect(stranger).toMatchObject({ status: 404, body: { code: 10007, message: "Unknown Member" } });
+  });
+
+  it("announces a new role with GUILD_ROLE_CREATE and puts the clicker's roles and computed permissions in the interaction", async () => {
+    emulator = await startDiscordEmulator();
+    const gateway = await rawGateway(emulator);
+    try {
+      const admins = await emulator.createRole("admins", { administrator: true });
+      expect(await gateway.next("GUILD_ROLE_CREATE")).toMatchObject({ guild_id: emulator.guildId, role: { id: admins, name: "admins" } });
+      emulator.setMemberRole(ALICE, admins);
+      const card = await api(emulator, "POST", `/channels/${emulator.textChannelId}/messages`, {
+        content: "card", components: [{ type: 1, components: [{ type: 2, style: 1, label: "Go", custom_id: "go" }] }],
+      });
+      await emulator.click({ channelId: emulator.textChannelId, messageId: String(card.body!.id), customId: "go", userId: ALICE });
+      const member = (await gateway.next("INTERACTION_CREATE")).member as { roles: string[]; permissions: string };
+      expect(member.roles).toEqual([admins]);
+      expect(BigInt(member.permissions) & 8n).toBe(8n);
+    } finally {
+      gateway.close();
+    }
   });
 });

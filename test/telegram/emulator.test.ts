@@ -108,3 +108,31 @@ describe("telegram emulator limits the bot relies on", () => {
     expect(emu.botMessages(1).map((m) => [m.text, m.reply_markup?.inline_keyboard[0]![0]!.callback_data])).toEqual([["form", "x"]]);
   });
 });
+
+describe("telegram emulator: chat members", () => {
+  const GROUP = { id: -700, type: "supergroup" as const, title: "Team" };
+
+  it("reports the status a test gave, members who wrote in the chat, and people who left", async () => {
+    const { emu, api } = await setup();
+    emu.userMessage({ text: "hi", chat: GROUP, from: { id: 1, first_name: "Ann" } });
+    emu.userMessage({ text: "hi", chat: GROUP, from: { id: 2, first_name: "Ben" } });
+    emu.userMessage({ text: "hi", from: { id: 3, first_name: "Cy" } });
+    emu.setChatMember(GROUP, { id: 1, first_name: "Ann" }, "creator");
+    emu.setChatMember(GROUP, { id: 4, first_name: "Dee" }, "administrator");
+    const status = async (chat: number, user: number) => (await api.getChatMember(chat, user)).status;
+    expect(await status(GROUP.id, 1)).toBe("creator");
+    expect(await status(GROUP.id, 4)).toBe("administrator");
+    expect(await status(GROUP.id, 2)).toBe("member");
+    expect(await status(GROUP.id, 3)).toBe("left");
+    expect(await status(GROUP.id, emu.bot.id)).toBe("member");
+    expect(await status(3, 3)).toBe("member");
+    expect(await api.getChatMember(GROUP.id, 4)).toMatchObject({ user: { id: 4, first_name: "Dee" }, can_manage_chat: true });
+  });
+
+  it("answers 400 for an unknown chat or an unknown user", async () => {
+    const { emu, api } = await setup();
+    emu.userMessage({ text: "hi", chat: GROUP, from: { id: 1, first_name: "Ann" } });
+    expect(await apiError(api.getChatMember(-999, 1))).toMatchObject({ error_code: 400, description: "Bad Request: chat not found" });
+    expect(await apiError(api.getChatMember(GROUP.id, 99))).toMatchObject({ error_code: 400, description: "Bad Request: user not found" });
+  });
+});

@@ -8,8 +8,11 @@ import type { AddressInfo } from "node:net";
 import { DiscordGateway, type GatewayOptions } from "./gateway.ts";
 import { handleRest } from "./rest.ts";
 import { ChannelType, DiscordState, type EmuInteraction, type EmuMessage, type Fault } from "./state.ts";
+import { ADMINISTRATOR } from "./roles.ts";
+import { modalSubmitData, type EmuModal } from "./modals.ts";
 
 export type { ApiCall, EmuInteraction, EmuMessage, Fault } from "./state.ts";
+export type { EmuModal } from "./modals.ts";
 export { ApplicationFlags } from "./application.ts";
 
 export interface DiscordEmulatorOptions {
@@ -30,7 +33,7 @@ export interface DiscordEmulatorOptions {
 /** Routes that accept injected faults (names as recorded in `calls[].route`). */
 export type DiscordRouteName =
   | "getGatewayBot" | "getCurrentUser" | "getCurrentApplication" | "getChannel" | "createMessage" | "getMessage" | "editMessage" | "startThread"
-  | "typing" | "interactionCallback" | "webhookExecute" | "webhookEditOriginal" | "putCommands";
+  | "typing" | "interactionCallback" | "webhookExecute" | "webhookEditOriginal" | "putCommands" | "getGuildRoles" | "getGuildMember";
 
 export interface UserPostOptions {
   channelId: string;
@@ -107,7 +110,7 @@ export async function startDiscordEmulator(options: DiscordEmulatorOptions = {})
       channel: state.channelJson(channel), channel_id: channelId, app_permissions: "1071698660929", locale: "en-US",
       entitlements: [], authorizing_integration_owners: { "0": state.guildId }, attachment_size_limit: 10_485_760,
       ...(channel.guild_id
-        ? { guild_id: channel.guild_id, guild_locale: "en-US", context: 0, member: { user, roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0, permissions: "1071698660929" } }
+        ? { guild_id: channel.guild_id, guild_locale: "en-US", context: 0, member: { user, roles: state.memberRoles(userId), joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0, permissions: state.guildRoles.permissionsOf(userId) } }
         : { user, context: 1 }),
     };
     return { interaction, payload };
@@ -140,6 +143,26 @@ export async function startDiscordEmulator(options: DiscordEmulatorOptions = {})
       const queue = state.faults.get(route) ?? [];
       for (let i = 0; i < count; i++) queue.push(fault);
       state.faults.set(route, queue);
+    },
+
+    /**
+     * Creates a server role (with the Administrator permission when `administrator`), announced to
+     * the bot with GUILD_ROLE_CREATE as Discord does; resolves with its id.
+     */
+    async createRole(name: string, options: { administrator?: boolean; permissions?: bigint } = {}): Promise<string> {
+      const role = state.guildRoles.create(name, (options.permissions ?? 0n) | (options.administrator ? ADMINISTRATOR : 0n));
+      await dispatch("GUILD_ROLE_CREATE", { guild_id: state.guildId, role: state.guildRoles.json(role) });
+      return role.id;
+    },
+
+    /**
+     * Gives a member a role, or takes it away. Discord tells a bot without the Server Members intent
+     * nothing of it: the bot sees it in the next member it fetches, message or interaction.
+     */
+    setMemberRole(userId: string, roleId: string, held = true): void {
+      state.user(userId);
+      if (held) state.guildRoles.assign(userId, roleId);
+      else state.guildRoles.unassign(userId, roleId);
     },
 
     /** A user (or another bot) posts; resolves once the gateway has carried the event to the bot. */
@@ -189,6 +212,28 @@ export async function startDiscordEmulator(options: DiscordEmulatorOptions = {})
       interaction.forged = !JSON.stringify(message.components).includes(JSON.stringify(click.customId));
       state.interactions.set(interaction.id, interaction);
       await dispatch("INTERACTION_CREATE", { ...payload, message: state.messageJson(message), data: { custom_id: click.customId, component_type: 2 } });
+      return interaction;
+    },
+
+    /** The modals `userId` has open now, oldest first. */
+    openModals(userId: string): EmuModal[] {
+      return state.modals.filter((m) => m.userId === userId && m.open);
+    },
+
+    /**
+     * The person a modal is shown to submits it with `values` (text input custom_id → text): a
+     * MODAL_SUBMIT interaction, carrying the message whose button opened the modal. Throws where
+     * Discord's client would not submit (the modal is closed, a required input empty, too long).
+     */
+    async submitModal(modal: EmuModal, values: Record<string, string>): Promise<EmuInteraction> {
+      const data = modalSubmitData(modal, values);
+      modal.open = false;
+      const { interaction, payload } = interactionBase(5, modal.channelId, modal.userId);
+      interaction.customId = modal.body.custom_id;
+      const message = modal.messageId ? state.findMessage(modal.channelId, modal.messageId) : undefined;
+      if (message) interaction.messageId = message.id;
+      state.interactions.set(interaction.id, interaction);
+      await dispatch("INTERACTION_CREATE", { ...payload, ...(message ? { message: state.messageJson(message) } : {}), data });
       return interaction;
     },
 

@@ -5,6 +5,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DiscordState, EmuMessage, Fault } from "./state.ts";
 import { applicationJson, type ApplicationSettings } from "./application.ts";
+import { z } from "zod";
+import { allowedCallbackTypes, callbackTypeRefusal, ModalSchema } from "./modals.ts";
 import { ChannelType } from "./state.ts";
 import {
   CommandsSchema,
@@ -56,6 +58,10 @@ const noContent: Reply = { status: 204 };
 const error = (status: number, code: number, message: string): Reply => ({ status, body: { message, code } });
 const unknownChannel = error(404, 10003, "Unknown Channel");
 const unknownMessage = error(404, 10008, "Unknown Message");
+const unknownGuild = error(404, 10004, "Unknown Guild");
+// A callback's `data`, read by its type; wrapped so a refusal names the field as Discord does (`data.title`).
+const ModalDataSchema = z.object({ data: ModalSchema });
+const MessageDataSchema = z.object({ data: MessageBodySchema });
 
 function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import("zod").ZodError } }, body: unknown): T | Reply {
   const result = schema.safeParse(body);
@@ -125,6 +131,19 @@ const ROUTES: Route[] = [
     },
   },
   {
+    name: "getGuildRoles", method: "GET", pattern: /^\/guilds\/(\d+)\/roles$/, auth: true,
+    handle: (ctx, { params }) => (params[0] === ctx.state.guildId ? ok(ctx.state.rolesJson()) : unknownGuild),
+  },
+  {
+    // Everyone the emulator has seen is a member of its one server; anyone else is an Unknown Member.
+    name: "getGuildMember", method: "GET", pattern: /^\/guilds\/(\d+)\/members\/(\d+)$/, auth: true,
+    handle: (ctx, { params }) => {
+      if (params[0] !== ctx.state.guildId) return unknownGuild;
+      const user = ctx.state.users.get(params[1]!);
+      return user ? ok(ctx.state.guildRoles.memberJson(user, ctx.state.memberRoles(user.id))) : error(404, 10007, "Unknown Member");
+    },
+  },
+  {
     name: "createMessage", method: "POST", pattern: /^\/channels\/(\d+)\/messages$/, auth: true,
     handle: (ctx, { params, body }) => {
       if (!ctx.state.channels.has(params[0]!)) return unknownChannel;
@@ -187,8 +206,25 @@ const ROUTES: Route[] = [
       const interaction = liveInteraction(ctx, params[0]!, params[1]!, true);
       if (isReply(interaction)) return interaction;
       if (interaction.acknowledged) return error(400, 40060, "Interaction has already been acknowledged.");
-      const parsed = parse(InteractionCallbackSchema, body);
-      if (isReply(parsed)) return parsed;
+      const callback = parse(InteractionCallbackSchema, body);
+      if (isReply(callback)) return callback;
+      const allowed = allowedCallbackTypes(interaction.type, interaction.messageId !== undefined);
+      if (!allowed.includes(callback.type)) return { status: 400, body: callbackTypeRefusal(allowed) };
+      if (callback.type === 9) {
+        const parsedModal = parse(ModalDataSchema, { data: callback.data });
+        if (isReply(parsedModal)) return parsedModal;
+        const modal = parsedModal.data;
+        interaction.acknowledged = true;
+        interaction.responses.push({ kind: "callback", type: 9, ephemeral: false, modal, at: Date.now() });
+        ctx.state.modals.push({
+          interactionId: interaction.id, userId: interaction.user.id, channelId: interaction.channelId,
+          ...(interaction.messageId ? { messageId: interaction.messageId } : {}), body: modal, open: true,
+        });
+        return noContent;
+      }
+      const message = callback.data === undefined ? undefined : parse(MessageDataSchema, { data: callback.data });
+      if (isReply(message)) return message;
+      const parsed = { type: callback.type, data: message?.data };
       const ephemeral = ((parsed.data?.flags ?? 0) & EPHEMERAL) !== 0;
       if (parsed.type === 4 && parsed.data && isEmpty(parsed.data)) return error(400, 50006, "Cannot send an empty message");
       interaction.acknowledged = true;

@@ -3,6 +3,8 @@
  * DM channels, threads, messages, pending interactions and the record of every API call the bot made.
  * The REST and gateway halves both read and change this one state.
  */
+import { EVERYONE_PERMISSIONS, GuildRoles } from "./roles.ts";
+import type { EmuModal, ModalBody } from "./modals.ts";
 
 /** A Discord user as the API shows it. */
 export interface EmuUser {
@@ -52,6 +54,8 @@ export interface InteractionResponse {
   type?: number;
   content?: string;
   ephemeral: boolean;
+  /** For a type 9 callback: the modal shown. */
+  modal?: ModalBody;
   at: number;
 }
 
@@ -106,10 +110,14 @@ export class DiscordState {
   readonly messages = new Map<string, EmuMessage[]>();
   readonly users = new Map<string, EmuUser>();
   readonly interactions = new Map<string, EmuInteraction>();
+  /** Modals shown to people (open until submitted), oldest first. */
+  readonly modals: EmuModal[] = [];
   readonly calls: ApiCall[] = [];
   readonly faults = new Map<string, Fault[]>();
   /** Application commands the bot registered, by scope ("global" or a guild id). */
   readonly commands = new Map<string, unknown[]>();
+  /** Roles tests create, and which members hold them. */
+  readonly guildRoles = new GuildRoles(() => this.snowflake());
   /** The route bucket of message edits in one channel: this many per window (Discord: about 5 per 5 s). */
   editBucket = { limit: 5, windowMs: 5000 };
   private readonly editTimes = new Map<string, number[]>();
@@ -210,12 +218,18 @@ export class DiscordState {
     return [...new Set([...content.matchAll(/<@&(\d+)>/g)].map((m) => m[1]!))].filter((id) => known.has(id) && id !== this.guildId);
   }
 
-  /** The server's roles: @everyone (its id is the guild's) and the bot's managed role. */
+  /** The roles `userId` holds in the server, as `member.roles` lists them (the bot: its managed role too). */
+  memberRoles(userId: string): string[] {
+    return [...(userId === this.bot.id ? [this.botRoleId] : []), ...this.guildRoles.of(userId)];
+  }
+
+  /** The server's roles: @everyone (its id is the guild's), the bot's managed role, and the roles tests created. */
   rolesJson(): Array<Record<string, unknown> & { id: string }> {
     const role = { color: 0, hoist: false, icon: null, unicode_emoji: null, mentionable: false, flags: 0 };
     return [
-      { ...role, id: this.guildId, name: "@everyone", permissions: "1071698660929", position: 0, managed: false },
+      { ...role, id: this.guildId, name: "@everyone", permissions: String(EVERYONE_PERMISSIONS), position: 0, managed: false },
       { ...role, id: this.botRoleId, name: this.bot.username, permissions: "277025508352", position: 1, managed: true, tags: { bot_id: this.bot.id } },
+      ...[...this.guildRoles.roles.values()].map((r) => this.guildRoles.json(r)),
     ];
   }
 
@@ -231,7 +245,7 @@ export class DiscordState {
       ...(channel?.guild_id ? { guild_id: channel.guild_id } : {}),
       author: message.author,
       ...(channel?.guild_id && !message.webhook_id
-        ? { member: { roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 } }
+        ? { member: { roles: this.memberRoles(message.author.id), joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 } }
         : {}),
       content: message.content,
       timestamp: message.timestamp,

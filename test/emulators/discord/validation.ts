@@ -51,10 +51,10 @@ export const StartThreadSchema = z.looseObject({
   rate_limit_per_user: z.number().int().optional(),
 });
 
-/** Body of POST /interactions/{id}/{token}/callback. */
+/** Body of POST /interactions/{id}/{token}/callback; `data` is read by type (a message body, or a modal for 9). */
 export const InteractionCallbackSchema = z.object({
   type: z.union([z.literal(1), z.literal(4), z.literal(5), z.literal(6), z.literal(7), z.literal(8), z.literal(9)]),
-  data: MessageBodySchema.optional(),
+  data: z.unknown().optional(),
 });
 
 /** Body of PUT /applications/{id}/commands. */

@@ -94,6 +94,56 @@ describe("Slack emulator limits the bot relies on", () => {
   });
 });
 
+describe("Slack emulator: user groups and admins", () => {
+  let emu: SlackEmulator;
+  beforeEach(async () => {
+    emu = await startSlackEmulator();
+  });
+  afterEach(async () => {
+    await emu.close();
+  });
+
+  type Groups = { usergroups?: Array<{ id: string; handle: string; date_delete: number; users?: string[] }>; users?: string[] };
+
+  it("lists enabled user groups, and disabled ones (date_delete set) only with include_disabled", async () => {
+    emu.world.userGroups.create({ id: "S0OPS", name: "Ops", users: ["U0ALICE"] });
+    emu.world.userGroups.create({ id: "S0OLD", name: "Old", users: ["U0BOB"], disabled: true });
+    const plain = (await call(emu, "usergroups.list", {})).body as Groups;
+    expect(plain.usergroups?.map((g) => [g.id, g.handle, g.date_delete])).toEqual([["S0OPS", "ops", 0]]);
+    expect(plain.usergroups?.[0]?.users).toBeUndefined();
+    const all = (await call(emu, "usergroups.list", { include_disabled: true, include_users: true })).body as Groups;
+    expect(all.usergroups?.map((g) => [g.id, g.date_delete > 0, g.users])).toEqual([["S0OPS", false, ["U0ALICE"]], ["S0OLD", true, ["U0BOB"]]]);
+  });
+
+  it("lists a group's members, and answers no_such_subteam for an unknown or disabled group", async () => {
+    emu.world.userGroups.create({ id: "S0OPS", name: "Ops", users: ["U0ALICE", "U0BOB"] });
+    emu.world.userGroups.create({ id: "S0OLD", name: "Old", users: ["U0BOB"], disabled: true });
+    expect((await call(emu, "usergroups.users.list", { usergroup: "S0OPS" })).body).toEqual({ ok: true, users: ["U0ALICE", "U0BOB"] });
+    expect((await call(emu, "usergroups.users.list", { usergroup: "S0NOPE" })).body).toEqual({ ok: false, error: "no_such_subteam" });
+    expect((await call(emu, "usergroups.users.list", { usergroup: "S0OLD" })).body).toEqual({ ok: false, error: "no_such_subteam" });
+    expect((await call(emu, "usergroups.users.list", { usergroup: "S0OLD", include_disabled: true })).body).toEqual({ ok: true, users: ["U0BOB"] });
+    expect((await call(emu, "usergroups.users.list", {})).body.error).toBe("invalid_arguments");
+  });
+
+  it("reports workspace admins and owners in users.info", async () => {
+    emu.world.setAdmin("U0ALICE", { admin: true });
+    emu.world.setAdmin("U0BOB", { owner: true });
+    const user = async (id: string) => ((await call(emu, "users.info", { user: id })).body as { user?: { is_admin: boolean; is_owner: boolean } }).user;
+    expect(await user("U0ALICE")).toMatchObject({ is_admin: true, is_owner: false });
+    expect(await user("U0BOB")).toMatchObject({ is_admin: true, is_owner: true });
+    emu.world.setAdmin("U0ALICE", {});
+    expect(await user("U0ALICE")).toMatchObject({ is_admin: false, is_owner: false });
+  });
+
+  it("needs usergroups:read for the user group methods, which the manifest asks for", async () => {
+    expect(MANIFEST_BOT_SCOPES).toContain("usergroups:read");
+    await emu.close();
+    emu = await startSlackEmulator({ scopes: ["chat:write", "users:read"] });
+    expect((await call(emu, "usergroups.list", {})).body).toMatchObject({ ok: false, error: "missing_scope", needed: "usergroups:read" });
+    expect((await call(emu, "usergroups.users.list", { usergroup: "S0OPS" })).body).toMatchObject({ ok: false, error: "missing_scope", needed: "usergroups:read" });
+  });
+});
+
 describe("Slack emulator with scopes missing", () => {
   let emu: SlackEmulator;
   afterEach(async () => {

@@ -8,10 +8,11 @@ import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { SlackWorld, type AckTiming, type EmulatedMessage, type Fault, type WorkspaceOptions } from "./state.ts";
 import { handleResponseUrl, handleWebApi, type ResponseUrlContext } from "./web-api.ts";
-import { SocketModeLink, type EnvelopeKind } from "./socket-mode.ts";
+import { ACK_DEADLINE_MS, SocketModeLink, type EnvelopeKind } from "./socket-mode.ts";
 import { deliverOverHttp, type HttpDeliveryOptions, type HttpTarget } from "./http-events.ts";
 import { ALL_SUBSCRIPTIONS, blockActionsPayload, eventsForPost, slashCommandPayload, type Subscription } from "./payloads.ts";
 import { buttonsOf } from "./blocks.ts";
+import type { EmulatedView } from "./views.ts";
 
 export { SlackWorld } from "./state.ts";
 export type { AckTiming, EmulatedMessage, EmulatedEphemeral, RecordedCall, Fault } from "./state.ts";
@@ -19,6 +20,8 @@ export { blocksText, buttonsOf } from "./blocks.ts";
 export { MAX_TEXT_CHARS } from "./web-api.ts";
 export { ACK_DEADLINE_MS, type EnvelopeKind } from "./socket-mode.ts";
 export { MANIFEST_BOT_SCOPES } from "./scopes.ts";
+export { TRIGGER_TTL_MS, type EmulatedView } from "./views.ts";
+export type { EmulatedUserGroup } from "./usergroups.ts";
 
 export interface SlackEmulatorOptions extends WorkspaceOptions {
   subscriptions?: Subscription[];
@@ -58,6 +61,12 @@ export interface SlackEmulator {
   redeliverLast(options?: HttpDeliveryOptions): Promise<Delivery[]>;
   /** A person clicks a button carrying `value` on a message (a value not on the card = a forged click). */
   click(channel: string, messageTs: string, user: string, value: string, options?: HttpDeliveryOptions & { actionId?: string }): Promise<Delivery>;
+  /**
+   * The person a modal is shown to submits it with `values` (input action id → text); resolves once
+   * the app acknowledged (or the deadline passed), with the modal as it then stands (closed, or open
+   * with errors). Throws where Slack's client would not submit (a required input empty, too long).
+   */
+  submitView(viewId: string, values: Record<string, string>, options?: HttpDeliveryOptions): Promise<{ delivery: Delivery; view: EmulatedView }>;
   /** A person runs a slash command. */
   slashCommand(channel: string, user: string, command: string, text: string, options?: HttpDeliveryOptions): Promise<Delivery>;
   /**
@@ -156,7 +165,20 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       const button = buttonsOf(message.blocks).find((b) => b.value === value);
       const action = button ?? { actionId: opts.actionId ?? "forged", value, label: "?" };
       const responseUrl = newResponseUrl({ channel, user, messageTs, threadTs: message.threadTs ?? message.ts });
-      return deliver("interactive", blockActionsPayload(world, message, user, action, responseUrl), opts);
+      const payload = blockActionsPayload(world, message, user, action, responseUrl);
+      payload.trigger_id = world.views.issueTrigger(user);
+      return deliver("interactive", payload, opts);
+    },
+    async submitView(viewId, values, opts) {
+      const view = world.views.opened.find((v) => v.id === viewId);
+      if (!view) throw new Error(`no modal ${viewId} was opened`);
+      const userName = world.users.get(view.user)?.name ?? view.user;
+      const payload = world.views.submissionPayload(view, values, { teamId: world.teamId, appId: world.appId, botId: world.botId, userName });
+      const delivery = await deliver("interactive", payload, opts);
+      const inTime = delivery.timing.ms !== undefined && delivery.timing.ms <= ACK_DEADLINE_MS && (delivery.status ?? 200) === 200;
+      world.views.acknowledged(view, delivery.timing.ackPayload, inTime);
+      world.changed();
+      return { delivery, view };
     },
     async slashCommand(channel, user, command, text, opts) {
       const responseUrl = newResponseUrl({ channel, user });

@@ -33,6 +33,9 @@ export function scopeNeeded(method: string, args: Record<string, unknown>): stri
       return "chat:write";
     case "users.info":
       return "users:read";
+    case "usergroups.list":
+    case "usergroups.users.list":
+      return "usergroups:read";
     case "assistant.threads.setStatus":
       return "assistant:write";
     case "conversations.replies":

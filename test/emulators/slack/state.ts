@@ -1,10 +1,12 @@
 /**
- * The Slack emulator's world: the workspace (bot, users, channels), every message as a
- * person would see it, ephemeral messages, assistant thread statuses, the record of Web API calls,
- * the chat.update rate limit, injected faults and ack timings. The HTTP and Socket Mode parts read
+ * The Slack emulator's world: the workspace (bot, users and its admins, user groups, channels),
+ * every message as a person would see it, ephemeral messages, assistant thread statuses, the record
+ * of Web API calls, the chat.update rate limit, injected faults and ack timings. The HTTP and Socket Mode parts read
  * and write it; tests read it.
  */
 import { MANIFEST_BOT_SCOPES } from "./scopes.ts";
+import { UserGroups } from "./usergroups.ts";
+import { Views } from "./views.ts";
 
 /** A message in a channel, as currently shown (after chat.update). */
 export interface EmulatedMessage {
@@ -62,6 +64,10 @@ export interface EmulatedUser {
   name: string;
   realName?: string;
   isBot?: boolean;
+  /** A workspace admin (users.info `is_admin`). */
+  isAdmin?: boolean;
+  /** A workspace owner (users.info `is_owner`; owners are admins too). */
+  isOwner?: boolean;
 }
 
 export interface WorkspaceOptions {
@@ -99,6 +105,10 @@ export class SlackWorld {
   readonly faults = new Map<string, Fault[]>();
   /** What each assistant thread shows as the app's status ("channel:thread_ts" → status); cleared when the app posts there. */
   readonly threadStatuses = new Map<string, string>();
+  /** The workspace's user groups and their members. */
+  readonly userGroups: UserGroups;
+  /** Trigger ids handed out with interactions, and the modals opened with them. */
+  readonly views = new Views();
   readonly updatesPerMinute: number;
   private updateTimes: number[] = [];
   private lastTs = 0;
@@ -113,6 +123,7 @@ export class SlackWorld {
     this.appId = options.appId ?? "A0APP";
     this.scopes = [...(options.scopes ?? MANIFEST_BOT_SCOPES)];
     this.updatesPerMinute = options.updatesPerMinute ?? 50;
+    this.userGroups = new UserGroups(this.teamId);
     const users = options.users ?? [
       { id: "U0ALICE", name: "alice", realName: "Alice Example" },
       { id: "U0BOB", name: "bob", realName: "Bob Example" },
@@ -157,6 +168,14 @@ export class SlackWorld {
     if (this.updateTimes.length >= this.updatesPerMinute) return Math.max(1, Math.ceil((this.updateTimes[0]! + 60_000 - now) / 1000));
     this.updateTimes.push(now);
     return undefined;
+  }
+
+  /** Makes a user a workspace admin or owner (or neither again), as users.info then reports. */
+  setAdmin(userId: string, role: { admin?: boolean; owner?: boolean }): void {
+    const user = this.users.get(userId);
+    if (!user) throw new Error(`no user ${userId} in the workspace`);
+    user.isOwner = role.owner ?? false;
+    user.isAdmin = (role.admin ?? false) || user.isOwner;
   }
 
   findMessage(channel: string, ts: string): EmulatedMessage | undefined {

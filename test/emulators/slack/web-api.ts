@@ -97,6 +97,7 @@ function runMethod(world: SlackWorld, method: string, args: Args, kind: TokenKin
       return ok({
         user: {
           id: u.id, team_id: world.teamId, name: u.name, real_name: u.realName ?? u.name, is_bot: Boolean(u.isBot),
+          is_admin: Boolean(u.isAdmin), is_owner: Boolean(u.isOwner), is_primary_owner: false, is_restricted: false, is_ultra_restricted: false,
           profile: { display_name: u.name, real_name: u.realName ?? u.name },
         },
       });
@@ -172,6 +173,17 @@ function runMethod(world: SlackWorld, method: string, args: Args, kind: TokenKin
         .filter((m) => m.channel === a.data.channel && (m.ts === a.data.ts || m.threadTs === a.data.ts))
         .map((m) => ({ type: "message", ts: m.ts, thread_ts: m.threadTs, user: m.user, bot_id: m.botId, text: m.text }));
       return ok({ messages: msgs, has_more: false });
+    }
+    case "views.open": {
+      const r = world.views.open(args);
+      if ("error" in r) return fail(r.error, r.extra);
+      world.changed();
+      return ok({ view: { id: r.view.id, team_id: world.teamId, type: "modal", ...r.view.raw, state: { values: {} }, root_view_id: r.view.id, app_id: world.appId, bot_id: world.botId } });
+    }
+    case "usergroups.list":
+    case "usergroups.users.list": {
+      const r = method === "usergroups.list" ? world.userGroups.list(args) : world.userGroups.usersList(args);
+      return r.error ? fail(r.error) : ok(r.body);
     }
     default:
       return fail("unknown_method");

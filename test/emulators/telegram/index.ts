@@ -1,14 +1,15 @@
 /**
  * A local Telegram Bot API server for tests: grammY talks to it through `client.apiRoot`.
  * Tests act as users with `userMessage` / `clickButton`, read what the bot posted with
- * `chatMessages`, inspect `calls`, and inject faults with `failNext`.
+ * `chatMessages`, make chat admins with `setChatMember`, inspect `calls`, and inject faults with `failNext`.
  */
 import { createMethods, type Limits } from "./methods.ts";
 import { startHttpApi, type Fault } from "./http-api.ts";
 import { EmulatorState, type ApiCallRecord, type CallbackAnswer, type TgChat, type TgEntity, type TgMessage, type TgUpdate, type TgUser } from "./state.ts";
 import { LongPoller, WebhookPusher, type WebhookAttempt } from "./updates.ts";
+import { ChatMembers, type ChatMemberStatus } from "./chat-members.ts";
 
-export type { ApiCallRecord, CallbackAnswer, TgChat, TgMessage, TgUpdate, TgUser, Fault, WebhookAttempt };
+export type { ApiCallRecord, CallbackAnswer, ChatMemberStatus, TgChat, TgMessage, TgUpdate, TgUser, Fault, WebhookAttempt };
 
 export interface TelegramEmulatorOptions {
   /** The one token the emulator accepts (default `123456:TEST-token`). */
@@ -52,14 +53,18 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
   const poller = new LongPoller(state);
   const pusher = new WebhookPusher(state, options.webhookRetryMs ?? 100);
   const faults = new Map<string, Fault[]>();
-  const methods = createMethods(state, limits, {
-    onWebhookChange: () => {
-      if (state.webhook) {
-        poller.cancel();
-        pusher.start();
-      }
-    },
-  });
+  const members = new ChatMembers(state);
+  const methods = {
+    ...createMethods(state, limits, {
+      onWebhookChange: () => {
+        if (state.webhook) {
+          poller.cancel();
+          pusher.start();
+        }
+      },
+    }),
+    getChatMember: (raw: Record<string, unknown>) => members.getChatMember(raw),
+  };
   const { server, url } = await startHttpApi({ state, token, methods, poller, faults });
   let lastUserUpdate: TgUpdate | undefined;
 
@@ -115,6 +120,11 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
     webhookAttempts: pusher.attempts as readonly WebhookAttempt[],
     userMessage,
     clickButton,
+    /** Gives a person a status in a chat (creator, administrator, member, left), as getChatMember then reports. */
+    setChatMember(chat: TgChat, user: Partial<TgUser> & { id: number }, status: ChatMemberStatus): void {
+      state.rememberChat(chat);
+      members.set(chat.id, { is_bot: false, first_name: `User ${user.id}`, ...user }, status);
+    },
     /** The calls the bot made to one method, oldest first. */
     callsOf(method: string): ApiCallRecord[] {
       return state.calls.filter((c) => c.method === method);

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { checkHtml, checkMarkdownV2, type MarkupResult } from "./markup-check.ts";
-import type { EmulatorState, InlineKeyboard, TgChat, TgMessage } from "./state.ts";
+import type { EmulatorState, ForceReply, InlineKeyboard, TgChat, TgMessage } from "./state.ts";
 import type { ApiAnswer } from "./updates.ts";
 
 export interface Limits {
@@ -27,6 +27,12 @@ const intLike = z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform
 
 const ButtonSchema = z.object({ text: z.string().min(1), callback_data: z.string().optional(), url: z.string().optional() });
 const KeyboardSchema = z.object({ inline_keyboard: z.array(z.array(ButtonSchema)) });
+/** ForceReply: only `force_reply: true` is valid; the placeholder is 1-64 characters. */
+const ForceReplySchema = z.object({
+  force_reply: z.literal(true),
+  input_field_placeholder: z.string().min(1).max(64).optional(),
+  selective: z.boolean().optional(),
+});
 
 const SendMessageSchema = z.object({
   chat_id: chatId,
@@ -34,7 +40,7 @@ const SendMessageSchema = z.object({
   parse_mode: z.enum(["HTML", "MarkdownV2", "Markdown"]).optional(),
   message_thread_id: intLike.optional(),
   reply_parameters: z.object({ message_id: z.number().int(), allow_sending_without_reply: z.boolean().optional() }).optional(),
-  reply_markup: KeyboardSchema.optional(),
+  reply_markup: z.union([KeyboardSchema, ForceReplySchema]).optional(),
   link_preview_options: z.object({ is_disabled: z.boolean().optional() }).optional(),
 });
 
@@ -102,6 +108,19 @@ function checkText(text: string, mode: string | undefined): { visible: string } 
   return { visible: parsed.visible };
 }
 
+/**
+ * Whom a ForceReply opens the reply box for. With `selective`: the users the text mentions (text
+ * mentions by id, @usernames) and the sender of the message it replies to, unless that is a bot.
+ */
+function forceReplyOf(markup: z.infer<typeof ForceReplySchema>, sentText: string, replyTo: TgMessage | undefined): ForceReply {
+  const base = { ...(markup.input_field_placeholder ? { placeholder: markup.input_field_placeholder } : {}) };
+  if (!markup.selective) return { ...base, for: "everyone" };
+  const ids = [...sentText.matchAll(/tg:\/\/user\?id=(\d+)/g)].map((m) => Number(m[1]));
+  const usernames = [...sentText.matchAll(/(?:^|[^\w])@(\w{5,32})/g)].map((m) => m[1]!.toLowerCase());
+  const replied = replyTo && !replyTo.from.is_bot ? [replyTo.from.id] : [];
+  return { ...base, for: [...new Set([...ids, ...replied])], ...(usernames.length ? { usernames } : {}) };
+}
+
 const isAnswer = (v: unknown): v is ApiAnswer => typeof v === "object" && v !== null && "status" in v && "body" in v;
 
 /** The method table: name → handler over the parsed parameters. */
@@ -116,7 +135,9 @@ export function createMethods(state: EmulatorState, limits: Limits, hooks: { onW
     if (!chat) return badRequest("chat not found");
     const text = checkText(args.text, args.parse_mode);
     if (isAnswer(text)) return text;
-    const keyboardError = checkKeyboard(args.reply_markup);
+    const keyboard = args.reply_markup && "inline_keyboard" in args.reply_markup ? args.reply_markup : undefined;
+    const forceReply = args.reply_markup && "force_reply" in args.reply_markup ? args.reply_markup : undefined;
+    const keyboardError = checkKeyboard(keyboard);
     if (keyboardError) return keyboardError;
     if (args.message_thread_id !== undefined && !chat.is_forum) return badRequest("message thread not found");
     let replyTo: TgMessage | undefined;
@@ -135,7 +156,8 @@ export function createMethods(state: EmulatorState, limits: Limits, hooks: { onW
       text: text.visible,
       ...(threadId !== undefined ? { message_thread_id: threadId, is_topic_message: true } : {}),
       ...(replyTo ? { reply_to_message: replyTo } : {}),
-      ...(args.reply_markup && args.reply_markup.inline_keyboard.length > 0 ? { reply_markup: args.reply_markup } : {}),
+      ...(keyboard && keyboard.inline_keyboard.length > 0 ? { reply_markup: keyboard } : {}),
+      ...(forceReply ? { forceReply: forceReplyOf(forceReply, args.text, replyTo) } : {}),
       sentText: args.text,
       ...(args.parse_mode ? { parseMode: args.parse_mode } : {}),
     };

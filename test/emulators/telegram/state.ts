@@ -39,6 +39,15 @@ export interface InlineKeyboard {
   inline_keyboard: InlineButton[][];
 }
 
+/** Whom a message's ForceReply opens the reply box for (emulator-only: Telegram does not return it). */
+export interface ForceReply {
+  /** "everyone" without `selective`; else the user ids it targets. */
+  for: "everyone" | number[];
+  /** @usernames the text mentions (targets too, when `selective`). */
+  usernames?: string[];
+  placeholder?: string;
+}
+
 /** A message as Telegram stores it; `html` keeps what the bot sent, `text` what is shown. */
 export interface TgMessage {
   message_id: number;
@@ -52,6 +61,8 @@ export interface TgMessage {
   reply_to_message?: TgMessage;
   reply_markup?: InlineKeyboard;
   edit_date?: number;
+  /** The bot asked for a reply (ForceReply) (emulator-only field). */
+  forceReply?: ForceReply;
   /** The raw text as the bot sent it, before parse_mode was applied (emulator-only field). */
   sentText?: string;
   parseMode?: string;
