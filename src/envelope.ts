@@ -96,6 +96,9 @@ export function targetKeyOf(target: ReplyTarget): string {
 export const ApprovalChoiceSchema = z.enum(["approve", "always", "deny"]);
 export type ApprovalChoice = z.infer<typeof ApprovalChoiceSchema>;
 
+/** The longest reason for a denial a person can give ("Deny with reason…"), in UTF-16 code units. */
+export const MAX_DENIAL_REASON_CHARS = 500;
+
 /** A click on an approval card, as decoded by the adapter from its button payload. */
 export const ApprovalClickSchema = z.object({
   channel: z.string().min(1),
@@ -105,20 +108,73 @@ export const ApprovalClickSchema = z.object({
   /** The platform id of the clicked card's message, when known. */
   messageId: z.string().optional(),
   conversationId: z.string().optional(),
+  /** For `deny`: why, in the denier's words (see `denialReason`); absent for a plain Deny. */
+  reason: z.string().max(MAX_DENIAL_REASON_CHARS).optional(),
 });
 export type ApprovalClick = z.infer<typeof ApprovalClickSchema>;
 
+/**
+ * A reason a person typed for a denial, as the model, the audit log and the card get it: each line
+ * trimmed, blank lines dropped, cut to MAX_DENIAL_REASON_CHARS (UTF-16 units, never inside a
+ * character). Undefined when nothing is left: an empty reason is a plain Deny.
+ */
+export function denialReason(text: string | undefined): string | undefined {
+  const joined = (text ?? "").split(/\r\n?|\n/).map((l) => l.trim()).filter(Boolean).join("\n");
+  if (!joined) return undefined;
+  if (joined.length <= MAX_DENIAL_REASON_CHARS) return joined;
+  const cut = joined.slice(0, MAX_DENIAL_REASON_CHARS - 1);
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
+
 /** What happened to a click; the adapter shows `message` to the clicker when `status` is not "accepted". */
 export interface ApprovalClickOutcome {
-  status: "accepted" | "not-allowed" | "already-decided" | "expired" | "unknown";
+  /** `recorded`: one approval towards a quorum was counted; more people must approve before anything runs. */
+  status: "accepted" | "recorded" | "not-allowed" | "already-decided" | "expired" | "unknown";
   message: string;
 }
 
-export const BotCommandSchema = z.enum(["stop", "status", "new", "compact"]);
+/**
+ * Buttons under an ordinary message (not an approval card) carry `ghb:<kind>:<data>`: `kind` names
+ * the gateway's handler (`always`: revoke a remembered decision), `data` is the handler's own. The
+ * prefix never matches an approval payload (`gh1:`), and the whole fits Telegram's 64 bytes.
+ */
+const BUTTON_PAYLOAD = /^ghb:([a-z][a-z0-9-]{0,15}):([A-Za-z0-9_.:-]{0,40})$/;
+
+/** The largest message-button payload, in bytes: Telegram's callback_data limit. */
+export const MAX_BUTTON_PAYLOAD_BYTES = 64;
+
+/** Encodes a message button's payload; throws when `kind` or `data` would not decode again. */
+export function encodeButtonPayload(kind: string, data: string): string {
+  const payload = `ghb:${kind}:${data}`;
+  if (!BUTTON_PAYLOAD.test(payload)) throw new Error(`not a valid button payload: ${JSON.stringify(payload)}`);
+  return payload;
+}
+
+/** Decodes a message button's payload; undefined for anything else (an approval button, a forged one). */
+export function decodeButtonPayload(payload: string): { kind: string; data: string } | undefined {
+  const m = BUTTON_PAYLOAD.exec(payload);
+  return m ? { kind: m[1]!, data: m[2]! } : undefined;
+}
+
+/** A click on a message button, as the adapter read it from the platform. */
+export const ButtonClickSchema = z.object({
+  channel: z.string().min(1),
+  account: z.string().optional(),
+  payload: z.string().refine((p) => decodeButtonPayload(p) !== undefined, { message: "not a message button payload" }),
+  actor: SenderSchema,
+  /** The platform id of the message the button is on. */
+  messageId: z.string().min(1),
+  conversationId: z.string().min(1),
+  /** The thread the message is in, where the platform has threads. */
+  threadId: z.string().min(1).optional(),
+});
+export type ButtonClick = z.infer<typeof ButtonClickSchema>;
+
+export const BotCommandSchema = z.enum(["stop", "status", "new", "compact", "always"]);
 export type BotCommand = z.infer<typeof BotCommandSchema>;
 
-/** Recognizes `/stop`, `/status`, `/new`, `/compact` (also `/stop@botname`) at the start of a message. */
+/** Recognizes `/stop`, `/status`, `/new`, `/compact`, `/always` (also `/stop@botname`) at the start of a message. */
 export function parseBotCommand(text: string): BotCommand | undefined {
-  const m = /^\s*\/(stop|status|new|compact)(?:@\S+)?\s*$/i.exec(text);
+  const m = /^\s*\/(stop|status|new|compact|always)(?:@\S+)?\s*$/i.exec(text);
   return m ? (m[1]!.toLowerCase() as BotCommand) : undefined;
 }

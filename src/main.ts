@@ -18,6 +18,7 @@ import { ToolRegistry } from "./tools/registry.ts";
 import { builtinTools } from "./tools/builtin/index.ts";
 import type { AnyTool } from "./tools/tool.ts";
 import type { McpHub } from "./tools/mcp/hub.ts";
+import { startFailureLines } from "./tools/mcp/start-report.ts";
 import { McpActivation } from "./tools/mcp/activation.ts";
 import { HookRegistry, registerConfigHooks } from "./policy/hooks.ts";
 import { createModelClient } from "./model/openai-client.ts";
@@ -25,8 +26,11 @@ import type { ModelClient } from "./model/types.ts";
 import { checkModelEndpoint } from "./model/endpoint-check.ts";
 import { Delivery } from "./delivery/delivery.ts";
 import { progressStyleFor } from "./delivery/task-progress.ts";
+import { approverRuleProblems, unknownGroupProblems } from "./approval/rule-checks.ts";
 import { PendingApprovals } from "./approval/pending-approvals.ts";
+import { recordPolicyAtStart } from "./approval/decision-log-policy.ts";
 import { approvalManagerFor } from "./approval/choose-manager.ts";
+import { questionerFor } from "./approval/choose-questioner.ts";
 import { Gateway } from "./gateway/gateway.ts";
 import { Scheduler } from "./gateway/scheduler.ts";
 import { leasedChannel, type LeasedChannel } from "./gateway/leased-channel.ts";
@@ -139,12 +143,16 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     onConnectionError: (err) => log.warn({ err: err.message }, "database connection dropped; the pool reconnects"),
   });
   readiness.storeOpened(() => store.getValue("gatehouse.readyz"));
+  // A config edit that lets more run without a person is written to the decision log.
+  const policyChange = await recordPolicyAtStart(store, config);
+  if (policyChange?.outcome === "widened") log.warn({ detail: policyChange.detail }, "the approval policy widened since the last start");
   // Several replicas share the database: sessions are leased and their messages wait in durable inboxes.
   const coordination = config.databaseUrl ? await openCoordination(config.databaseUrl, store) : undefined;
   const status = new RuntimeStatus(config.dataDir, observer);
 
   const approvals = new PendingApprovals({
     store, log, observer, timeoutMs: config.approval.timeoutMs, admins: (channel) => config.approval.approvers[channel] ?? [],
+    alwaysTtl: config.approval.alwaysTtl,
   });
 
   const pruned = await pruneSpilledOutput(path.join(config.dataDir, "spill"));
@@ -178,6 +186,13 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     },
   };
   const catalog = () => [...registry.list(), ...mcp.tools()];
+  const ruleProblems = approverRuleProblems(config.approval, catalog());
+  if (ruleProblems.length) {
+    await mcp.close();
+    await coordination?.close();
+    await store.close();
+    throw new ConfigError(ruleProblems);
+  }
 
   const hooks = new HookRegistry({ log });
   registerConfigHooks(hooks, config.hooks, { allowHosts: config.http.allowHosts, approval: config.approval });
@@ -242,6 +257,7 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
       model, catalog, hooks, store, observer, log, receipts, activation,
       policy: { tools: config.tools, approval: config.approval, loop: config.loop },
       approvals: approvalManagerFor(adapter, approvals, delivery),
+      questions: questionerFor(adapter, gateway.questions),
       knobs: {
         maxIterations: config.engine.maxIterations, maxToolResultChars: config.engine.maxToolResultChars,
         spillToolResultChars: config.engine.spillToolResultChars, parallelTools: config.engine.parallelTools,
@@ -260,7 +276,15 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
       started.push(adapter);
       readiness.channelStarted(adapter);
       log.info({ channel: adapter.channel }, "channel started");
+      // The person at the console does not read the log: a server that failed at start is named to them.
+      for (const line of adapter.notice ? startFailureLines(mcp.status()) : []) adapter.notice!(line);
     }
+    // Groups and roles in approver rules must exist on the platform: a typo would let nobody approve.
+    const groupProblems = await unknownGroupProblems(
+      config.approval,
+      adapters.map((a) => ({ channel: a.channel, unknownApproverGroups: a.port.unknownApproverGroups?.bind(a.port) })),
+    );
+    if (groupProblems.length) throw new ConfigError(groupProblems);
   } catch (err) {
     for (const a of started) await a.stop().catch(() => {});
     await mcp.close();

@@ -5,6 +5,7 @@
 import type {
   ApprovalClick,
   ApprovalClickOutcome,
+  ButtonClick,
   ChannelCapabilities,
   IngressEnvelope,
   ReplyTarget,
@@ -57,6 +58,29 @@ export interface OutboundText {
    * message (the final answer, an error, a command's answer). Exactly one reply ends each message.
    */
   kind?: "progress" | "notice" | "reply";
+  /**
+   * Buttons under the message, in order; each adapter lays them out within its platform's limits
+   * (Slack: an actions block; Discord: rows of five; Telegram: an inline keyboard). A click comes back
+   * through `InboundSink.buttonClick`. On an edit, `[]` removes the message's buttons and absent
+   * leaves the platform's default (plain text edits of progress messages never carry any).
+   */
+  buttons?: MessageButton[];
+}
+
+/** A button under a message (not an approval card's): its payload comes back on click. */
+export interface MessageButton {
+  label: string;
+  /** `ghb:<kind>:<data>` (envelope.ts `encodeButtonPayload`), at most 64 bytes. */
+  payload: string;
+  style?: "primary" | "danger";
+}
+
+/** What a message-button click did, for the adapter to show. */
+export interface ButtonClickOutcome {
+  /** Shown only to the person who clicked (ephemeral reply, alert). */
+  message?: string;
+  /** The clicked message's new text and buttons. */
+  replace?: OutboundText;
 }
 
 /** How a channel sends things. Methods may throw RateLimitedError or MessageRejectedError. */
@@ -65,7 +89,7 @@ export interface OutboundPort {
   send(target: ReplyTarget, message: OutboundText): Promise<SentMessage>;
   /** Replaces the text of a posted message (only when capabilities.edit). */
   edit?(target: ReplyTarget, messageId: string, message: OutboundText): Promise<void>;
-  /** Renders an approval card with Approve · Always · Deny buttons in the thread. */
+  /** Renders an approval card with Approve · Always · Deny · Deny with reason… buttons in the thread. */
   requestApproval?(target: ReplyTarget, card: ApprovalCard): Promise<SentMessage>;
   /** Edits the card to show the decision and who made it, and removes the buttons. */
   resolveApproval?(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void>;
@@ -78,6 +102,25 @@ export interface OutboundPort {
   clearTyping?(target: ReplyTarget): Promise<void>;
   /** A link that opens a posted message (an approval card), where the platform has one. */
   permalink?(target: ReplyTarget, messageId: string): Promise<string | undefined>;
+  /**
+   * Whether `userId` belongs to one of the groups or roles `of` names, or administers `conversationId`
+   * when `of.chatAdmins` (approver rules). Answers from a short-lived cache; false when the platform
+   * cannot tell.
+   */
+  isApprover?(conversationId: string, userId: string, of: ApproverGroups): Promise<boolean>;
+  /** Of the groups and roles `of` names, those the platform does not know (a rule naming one is refused at start). */
+  unknownApproverGroups?(of: ApproverGroups): Promise<string[]>;
+}
+
+/**
+ * Who may approve besides named people, as an approver rule names them: platform groups (Slack user
+ * groups), roles (Discord roles) and the conversation's administrators (Telegram chat admins; Slack
+ * workspace admins; Discord members with the Administrator permission).
+ */
+export interface ApproverGroups {
+  groups: string[];
+  roles: string[];
+  chatAdmins: boolean;
 }
 
 /** Per-target pacing and progress style, declared by the adapter. */
@@ -115,6 +158,8 @@ export interface InboundSink {
   message(envelope: IngressEnvelope): Promise<void>;
   /** An approval click. Resolve fast: platforms have an ack deadline. */
   approvalClick(click: ApprovalClick): Promise<ApprovalClickOutcome>;
+  /** A click on a message button (`ghb:` payload); absent where nothing handles them. Resolve fast, like an approval click. */
+  buttonClick?(click: ButtonClick): Promise<ButtonClickOutcome>;
 }
 
 /** A channel adapter: connects to its platform, feeds the sink, and sends through its port. */
@@ -129,6 +174,11 @@ export interface ChannelAdapter {
    * with a person at a prompt (the console) have it; approvals there are asked directly.
    */
   prompt?(question: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Shows a line to the person at this channel outside any conversation (a start-up warning, such as
+   * an MCP server that did not start). Only channels with a person at a prompt (the console) have it.
+   */
+  notice?(text: string): void;
   /** Whether the connection still works; `detail` says what broke and how to fix it (shown by `gatehouse status`). */
   health?(): { ok: boolean; detail?: string };
   /** Connects and starts feeding `sink`; rejects with a clear message if the token is wrong. */

@@ -15,7 +15,9 @@ import { DiscordStartupError, explainLoginFailure } from "./errors.ts";
 import { readMessage } from "./inbound.ts";
 import { handleInteraction } from "./interactions.ts";
 import { createDiscordPort } from "./outbound.ts";
+import { createDiscordApproverGroups } from "./approver-groups.ts";
 import { ThreadTracker } from "./threads.ts";
+import { rememberCardTools } from "./reason-modal.ts";
 
 export { DiscordStartupError } from "./errors.ts";
 
@@ -65,6 +67,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
     return client.rest;
   };
   const maxWait = options.maxRateLimitWaitMs ?? 1000;
+  const port = { ...createDiscordPort(rest, threads), ...createDiscordApproverGroups(() => client, log) };
+  const cardTools = rememberCardTools(port);
 
   function onMessage(message: Message, sink: InboundSink, botId: string): void {
     try {
@@ -95,7 +99,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
       // Edits of one channel's messages share a route bucket of about five per five seconds.
       editLimits: (target) => [{ key: `edit:${target.account ?? ""}:${target.threadId ?? target.conversationId}`, intervalMs: 1000 }],
     },
-    port: createDiscordPort(rest, threads),
+    port,
 
     async start(sink: InboundSink): Promise<void> {
       if (!options.token?.trim()) throw new DiscordStartupError("DISCORD_TOKEN is empty. Set it to your bot's token (Developer Portal → your application → Bot).");
@@ -115,7 +119,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
       c.on(Events.MessageCreate, (message) => {
         if (c.user) onMessage(message, sink, c.user.id);
       });
-      const interactionContext = { sink, log, capabilities: DISCORD_CAPABILITIES, account: options.account, ackBudgetMs: options.ackBudgetMs ?? 2000 };
+      const interactionContext = { sink, log, capabilities: DISCORD_CAPABILITIES, account: options.account, ackBudgetMs: options.ackBudgetMs ?? 2000, cardTools };
       c.on(Events.InteractionCreate, (interaction) => void handleInteraction(interaction, interactionContext));
       const ready = once(c, Events.ClientReady, { signal: AbortSignal.timeout(options.readyTimeoutMs ?? 30_000) });
       ready.catch(() => undefined);

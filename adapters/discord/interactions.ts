@@ -1,16 +1,20 @@
 /**
- * Button clicks and slash commands. A click is answered once the sink has decided — inside
- * Discord's 3-second window: "accepted" → deferUpdate (the card is edited later by
+ * Button clicks, reason modal submissions and slash commands. A click is answered once the sink has
+ * decided — inside Discord's 3-second window: "accepted" → deferUpdate (the card is edited later by
  * resolveApproval); anything else → an ephemeral reply only the clicker sees. If the sink is
  * slow, the click is deferred before the window closes and the answer follows as an ephemeral
- * follow-up. Nothing here may throw into discord.js.
+ * follow-up. "Deny with reason…" is answered with a modal (reason-modal.ts), and its submission is
+ * answered like a click. Nothing here may throw into discord.js.
  */
-import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction } from "discord.js";
+import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction, type Interaction, type ModalSubmitInteraction } from "discord.js";
 import type { Logger } from "pino";
 import { decodeApprovalPayload } from "../../src/approval/card.ts";
-import { parseEnvelope, type ApprovalClickOutcome, type ChannelCapabilities } from "../../src/envelope.ts";
+import { decodeButtonPayload, parseEnvelope, type ApprovalClick, type ApprovalClickOutcome, type ChannelCapabilities } from "../../src/envelope.ts";
+import type { LruMap } from "../../src/lru-map.ts";
 import type { InboundSink } from "../../src/ports.ts";
 import { SLASH_COMMANDS } from "./commands.ts";
+import { handleMessageButtonClick } from "./message-buttons.ts";
+import { showReasonModal, submittedReason } from "./reason-modal.ts";
 
 export interface InteractionContext {
   sink: InboundSink;
@@ -19,6 +23,8 @@ export interface InteractionContext {
   account?: string;
   /** Defer a click this long after it arrived if the sink has not answered yet. */
   ackBudgetMs: number;
+  /** The tools of the cards posted (approval id → tool), for the reason modal's wording. */
+  cardTools?: LruMap<string, string>;
 }
 
 const NOT_OUR_BUTTON = "That is not a valid button.";
@@ -27,7 +33,9 @@ const CLICK_FAILED = "Something went wrong handling that click. Please try again
 /** Entry point for discord.js's interactionCreate event. */
 export async function handleInteraction(interaction: Interaction, ctx: InteractionContext): Promise<void> {
   try {
-    if (interaction.isButton()) await handleClick(interaction, ctx);
+    if (interaction.isButton() && decodeButtonPayload(interaction.customId)) await handleMessageButtonClick(interaction, ctx);
+    else if (interaction.isButton()) await handleClick(interaction, ctx);
+    else if (interaction.isModalSubmit()) await handleReasonSubmission(interaction, ctx);
     else if (interaction.isChatInputCommand()) await handleSlashCommand(interaction, ctx);
     else ctx.log.debug({ type: interaction.type }, "discord: ignored an interaction type");
   } catch (err) {
@@ -46,21 +54,61 @@ async function handleClick(interaction: ButtonInteraction, ctx: InteractionConte
     await interaction.reply(ephemeral(NOT_OUR_BUTTON));
     return;
   }
-  const user = interaction.user;
+  if (decoded.askReason) {
+    await showReasonModal(interaction, ctx.cardTools?.get(decoded.approvalId));
+    return;
+  }
   const click = {
     channel: "discord",
     approvalId: decoded.approvalId,
     choice: decoded.choice,
-    actor: { id: user.id, name: interaction.inCachedGuild() ? interaction.member.displayName : (user.globalName ?? user.username), isBot: user.bot },
+    actor: actorOf(interaction),
     messageId: interaction.message.id,
     conversationId: interaction.channelId,
   };
+  await decideAndAnswer(interaction, click, ctx);
+}
+
+/** A submitted reason modal: a `deny` with the reason, answered like a click. */
+async function handleReasonSubmission(interaction: ModalSubmitInteraction, ctx: InteractionContext): Promise<void> {
+  const decoded = decodeApprovalPayload(interaction.customId);
+  if (!decoded?.askReason) {
+    ctx.log.warn({ customId: interaction.customId.slice(0, 100) }, "discord: a modal submission that is not a reason for a denial");
+    await interaction.reply(ephemeral(NOT_OUR_BUTTON));
+    return;
+  }
+  const reason = submittedReason(interaction);
+  const click: ApprovalClick = {
+    channel: "discord",
+    approvalId: decoded.approvalId,
+    choice: "deny",
+    actor: actorOf(interaction),
+    ...(interaction.message ? { messageId: interaction.message.id } : {}),
+    ...(interaction.channelId ? { conversationId: interaction.channelId } : {}),
+    ...(reason ? { reason } : {}),
+  };
+  await decideAndAnswer(interaction, click, ctx);
+}
+
+function actorOf(interaction: ButtonInteraction | ModalSubmitInteraction) {
+  const user = interaction.user;
+  return { id: user.id, name: interaction.inCachedGuild() ? interaction.member.displayName : (user.globalName ?? user.username), isBot: user.bot };
+}
+
+/**
+ * Hands a click (or a submitted reason) to the sink and answers the interaction inside Discord's
+ * window: a deferred update when accepted and the interaction is on the card's message, an ephemeral
+ * reply otherwise.
+ */
+async function decideAndAnswer(interaction: ButtonInteraction | ModalSubmitInteraction, click: ApprovalClick, ctx: InteractionContext): Promise<void> {
+  const onCard = interaction.isButton() || (interaction.isModalSubmit() && interaction.isFromMessage());
 
   // Defer before Discord's deadline when the sink is slow, so the click never shows "failed".
   let deferred: Promise<unknown> | undefined;
   const elapsed = Date.now() - interaction.createdTimestamp;
   const timer = setTimeout(() => {
-    deferred = interaction.deferUpdate().catch((err: unknown) => ctx.log.warn({ err: String(err) }, "discord: could not defer a click"));
+    const defer = onCard ? interaction.deferUpdate() : interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    deferred = defer.catch((err: unknown) => ctx.log.warn({ err: String(err) }, "discord: could not defer a click"));
   }, Math.max(0, ctx.ackBudgetMs - Math.max(0, elapsed)));
 
   let outcome: ApprovalClickOutcome;
@@ -75,8 +123,9 @@ async function handleClick(interaction: ButtonInteraction, ctx: InteractionConte
 
   if (deferred) {
     await deferred;
-    if (outcome.status !== "accepted") await interaction.followUp(ephemeral(outcome.message));
-  } else if (outcome.status === "accepted") {
+    if (!onCard) await interaction.editReply({ content: outcome.message, allowedMentions: { parse: [] } });
+    else if (outcome.status !== "accepted") await interaction.followUp(ephemeral(outcome.message));
+  } else if (outcome.status === "accepted" && onCard) {
     await interaction.deferUpdate();
   } else {
     await interaction.reply(ephemeral(outcome.message));

@@ -4,7 +4,7 @@
  * HTTP server when there is one, else Bolt's own listener), checks SLACK_BOT_TOKEN at startup, feeds
  * messages, approval clicks and slash commands to the sink, and sends through its port.
  */
-import { App, HTTPReceiver, SocketModeReceiver, webApi } from "@slack/bolt";
+import { App, HTTPReceiver, SocketModeReceiver, webApi, type ViewSubmitAction } from "@slack/bolt";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ChannelCapabilities } from "../../src/envelope.ts";
@@ -17,7 +17,10 @@ import { startupError } from "./errors.ts";
 import { SlackMessageEventSchema, decodeSlackText, ignoreReason, toEnvelope, type InboundContext } from "./inbound.ts";
 import { SlackUserDirectory } from "./users.ts";
 import { BotThreads, createSlackPort, SLACK_PACING } from "./outbound.ts";
+import { createSlackApproverGroups } from "./approver-groups.ts";
 import { handleApprovalClick } from "./clicks.ts";
+import { handleMessageButtonClick } from "./message-buttons.ts";
+import { handleReasonSubmission, REASON_MODAL_CALLBACK, rememberCardTools } from "./reason-modal.ts";
 import { handleSlashCommand } from "./slash-command.ts";
 import { ackUnusedPayloads, ackUntypedPayloads } from "./unused-payloads.ts";
 
@@ -53,7 +56,11 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
   const client = new webApi.WebClient(options.botToken, clientOptions());
   const threads = new BotThreads();
   const users = new SlackUserDirectory(client, log);
-  const port = createSlackPort({ client, threads, log, workingStatus: options.workingStatus ?? "is working…" });
+  const port = {
+    ...createSlackPort({ client, threads, log, workingStatus: options.workingStatus ?? "is working…" }),
+    ...createSlackApproverGroups({ client, log }),
+  };
+  const cardTools = rememberCardTools(port);
 
   let app: App | undefined;
   let sink: InboundSink | undefined;
@@ -100,7 +107,11 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
     a.event("app_mention", onMessageEvent);
     a.action(/.*/, async ({ ack, body }) => {
       await ack();
-      await handleApprovalClick(body, { channel, client, log, sink: () => sink });
+      if (await handleMessageButtonClick(body, { channel, account: options.account, client, port, log, sink: () => sink })) return;
+      await handleApprovalClick(body, { channel, client, log, sink: () => sink, cardTools });
+    });
+    a.view<ViewSubmitAction>(REASON_MODAL_CALLBACK, async ({ ack, body }) => {
+      await handleReasonSubmission(body, ack, { channel, client, log, sink: () => sink });
     });
     const commandName = options.slashCommand ?? "/gatehouse";
     a.use(ackUnusedPayloads(commandName, log));

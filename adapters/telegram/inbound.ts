@@ -57,7 +57,7 @@ const CallbackQuerySchema = z.object({
   id: z.string(),
   from: UserSchema,
   data: z.string().optional(),
-  message: z.object({ message_id: z.number().int(), chat: z.object({ id: z.number().int() }) }).optional(),
+  message: z.object({ message_id: z.number().int(), chat: z.object({ id: z.number().int() }), message_thread_id: z.number().int().optional() }).optional(),
 });
 
 const UpdateSchema = z.object({
@@ -69,7 +69,7 @@ const UpdateSchema = z.object({
 export type TelegramUpdate = z.infer<typeof UpdateSchema>;
 export type TelegramUser = z.infer<typeof UserSchema>;
 export type TelegramCallbackQuery = z.infer<typeof CallbackQuerySchema>;
-type TelegramMessage = z.infer<typeof MessageSchema>;
+export type TelegramMessage = z.infer<typeof MessageSchema>;
 
 /** Reads an update's id without trusting the rest of it (for the offset watermark). */
 export function updateIdOf(raw: unknown): number | undefined {
@@ -98,7 +98,7 @@ export type InboundEvent =
   | { kind: "click"; query: TelegramCallbackQuery }
   | { kind: "ignored"; reason: string };
 
-const OUR_COMMANDS = new Set(["stop", "status", "new"]);
+const OUR_COMMANDS = new Set(["stop", "status", "new", "always"]);
 
 /** The display name of a Telegram user. */
 export function displayName(user: TelegramUser): string {

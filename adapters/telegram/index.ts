@@ -5,7 +5,7 @@
  */
 import { Api, GrammyError, HttpError } from "grammy";
 import type { Logger } from "pino";
-import { parseBotCommand, type ApprovalClickOutcome, type ChannelCapabilities, type IngressEnvelope } from "../../src/envelope.ts";
+import { decodeButtonPayload, parseBotCommand, type ApprovalClickOutcome, type ChannelCapabilities, type IngressEnvelope } from "../../src/envelope.ts";
 import { decodeApprovalPayload } from "../../src/approval/card.ts";
 import type { ChannelAdapter, HttpRoutes, InboundSink } from "../../src/ports.ts";
 import { silentLogger } from "../../src/observe/logger.ts";
@@ -13,7 +13,10 @@ import { LruMap } from "../../src/lru-map.ts";
 import { registerSecret, scrubSecrets } from "../../src/observe/scrub.ts";
 import { classifyUpdate, displayName, parseUpdate, type TelegramCallbackQuery } from "./inbound.ts";
 import { createTelegramPort } from "./outbound.ts";
+import { handleButtonQuery } from "./message-buttons.ts";
+import { createTelegramApproverGroups } from "./approver-groups.ts";
 import { UpdatePoller, type OffsetStore } from "./polling.ts";
+import { ReasonReplies } from "./reason-replies.ts";
 import { startWebhookServer, type WebhookServer } from "./webhook.ts";
 
 export type { OffsetStore } from "./polling.ts";
@@ -84,6 +87,7 @@ const COMMANDS = [
   { command: "stop", description: "Stop the running task" },
   { command: "status", description: "Show what the bot is working on" },
   { command: "new", description: "Start a new conversation" },
+  { command: "always", description: "List and revoke what runs here without asking" },
 ];
 
 /** How many forum topics the adapter remembers the bot posting in. */
@@ -126,13 +130,18 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   let running = false;
   let pollingFailure: string | undefined;
 
-  const port = createTelegramPort({
-    api,
-    log,
-    onPosted: (chatId, threadId) => {
-      if (threadId) botThreads.set(`${chatId}:${threadId}`, true);
-    },
-  });
+  const port = {
+    ...createTelegramPort({
+      api,
+      log,
+      onPosted: (chatId, threadId) => {
+        if (threadId) botThreads.set(`${chatId}:${threadId}`, true);
+      },
+    }),
+    ...createTelegramApproverGroups({ api, log }),
+  };
+  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer });
+  reasons.watchCards(port);
 
   /** Messages of one chat reach the sink in order; commands skip the line so /stop is never stuck. */
   function deliverMessage(chatId: string, envelope: IngressEnvelope): Promise<void> {
@@ -160,12 +169,17 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   }
 
   async function handleClick(query: TelegramCallbackQuery): Promise<void> {
+    if (query.data && decodeButtonPayload(query.data)) {
+      const answerTimeoutMs = options.clickAnswerTimeoutMs ?? 5000;
+      return handleButtonQuery(query, { sink: sink!, port, log, account: options.account, answerTimeoutMs, answer });
+    }
     const decoded = query.data ? decodeApprovalPayload(query.data) : undefined;
     if (!decoded) {
       log.warn({ from: query.from.id }, "telegram click with a payload that is not ours");
       await answer(query.id, NOT_OUR_BUTTON);
       return;
     }
+    if (decoded.askReason) return reasons.ask(query, decoded.approvalId);
     let outcome: ApprovalClickOutcome | "timeout";
     try {
       outcome = await withTimeout(
@@ -198,6 +212,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
       return;
     }
     try {
+      // A reply to a "Deny with reason…" prompt is a decision, not a message for the bot to answer.
+      if (update.message && (await reasons.take(update.message))) return;
       const event = classifyUpdate(update, {
         bot,
         capabilities: TELEGRAM_CAPABILITIES,

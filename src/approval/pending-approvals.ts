@@ -10,8 +10,11 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { ApprovalClick, ApprovalClickOutcome, ReplyTarget } from "../envelope.ts";
 import type { Observer } from "../observe/observer.ts";
-import type { ApprovalState, PendingApprovalRecord, Store } from "../store/store.ts";
+import type { ApprovalState, ApproverRuleRecord, PendingApprovalRecord, Store } from "../store/store.ts";
+import type { ApproverGroups } from "../ports.ts";
+import { namesGroups, type ApproverSet } from "./approver-rules.ts";
 import { approvalButtons, formatDuration, type ApprovalCard, type ApprovalResolution } from "./card.ts";
+import { formatSpan, parseSpan } from "../policy/duration.ts";
 import type { ApprovalDecision, ApprovalManager, ApprovalRequest, ApprovalWaiting } from "./types.ts";
 
 /** How cards reach a channel (through its delivery queue, so they keep their place in the thread). */
@@ -20,6 +23,12 @@ export interface CardPoster {
   askAgainAfterRestart?: boolean;
   post(target: ReplyTarget, card: ApprovalCard): Promise<string | undefined>;
   resolve(target: ReplyTarget, messageId: string, card: ApprovalCard, resolution: ApprovalResolution): Promise<void>;
+  /** Posts a short notice (a card routed elsewhere, an approval towards a quorum) in a thread. */
+  say?(target: ReplyTarget, text: string): Promise<void>;
+  /** A link to a posted message, where the platform has one. */
+  permalink?(target: ReplyTarget, messageId: string): Promise<string | undefined>;
+  /** Whether the platform counts `userId` in the rule's groups, roles or chat admins (see OutboundPort.isApprover). */
+  isApprover?(conversationId: string, userId: string, of: ApproverGroups): Promise<boolean>;
 }
 
 /** A decision that ended a pending approval, for the turn parked on it. */
@@ -35,6 +44,8 @@ export interface PendingApprovalsOptions {
   timeoutMs: number;
   /** Admins who may approve on a channel, besides the requester. */
   admins: (channel: string) => string[];
+  /** How long a remembered "Always" holds (`approval.alwaysTtl`), for the card's resolution line. */
+  alwaysTtl?: string;
 }
 
 const who = (p: { id?: string; name?: string }) => p.name ?? p.id ?? "someone";
@@ -52,8 +63,9 @@ export function decisionOfRecord(record: PendingApprovalRecord): ApprovalDecisio
       return undefined;
     case "approved":
     case "always":
-    case "denied":
       return { outcome: record.state, by, source: "backchannel" };
+    case "denied":
+      return { outcome: "denied", by, source: "backchannel", ...(record.decisionReason ? { reason: record.decisionReason } : {}) };
     case "expired":
       return { outcome: "timeout", source: "timeout" };
     case "cancelled":
@@ -106,30 +118,47 @@ export class PendingApprovals {
     const { store, timeoutMs } = this.options;
     const now = Date.now();
     const id = randomBytes(9).toString("base64url");
-    const admins = this.options.admins(req.channel).filter((a) => a !== req.requester.id);
-    const selfApprove = req.requesterMayApprove !== false;
-    if (!selfApprove && admins.length === 0) {
-      return {
-        outcome: "unavailable", source: "non-interactive",
-        reason: `nobody may approve it: list approvers in approval.approvers.${req.channel}`,
-      };
-    }
+    const set: ApproverSet = req.approvers ?? {
+      rule: `approval.approvers.${req.channel}`, users: this.options.admins(req.channel), groups: [], roles: [], chatAdmins: false, selfApprove: true, quorum: 1,
+    };
+    const admins = set.users.filter((a) => a !== req.requester.id);
+    const selfApprove = set.selfApprove && req.requesterMayApprove !== false;
+    const unavailable = nobodyToAsk(set, admins, selfApprove, req.channel);
+    if (unavailable) return { outcome: "unavailable", source: "non-interactive", reason: unavailable };
+    const ruled = set.quorum > 1 || !set.selfApprove || namesGroups(set) || set.routeTo !== undefined;
+    const target: ReplyTarget = set.routeTo
+      ? { channel: req.target.channel, ...(req.target.account ? { account: req.target.account } : {}), conversationId: set.routeTo.conversation }
+      : req.target;
+    const askedInLink = set.routeTo ? await this.linkTo(poster, req.target) : undefined;
+    const approverRule: ApproverRuleRecord | undefined = ruled
+      ? {
+          name: set.rule, groups: set.groups, roles: set.roles, chatAdmins: set.chatAdmins, quorum: set.quorum,
+          ...(set.routeTo ? { askedIn: req.target, routeLabel: set.routeTo.label ?? set.routeTo.conversation } : {}),
+          ...(askedInLink ? { askedInLink } : {}),
+        }
+      : undefined;
     const record: PendingApprovalRecord = {
       id, sessionKey: req.sessionKey, turnId: req.turnId, callId: req.callId, tool: req.tool, argsHash: req.argsHash,
       argsSummary: req.argsSummary, channel: req.channel, requesterId: req.requester.id, requesterName: req.requester.name,
-      approvers: selfApprove ? [req.requester.id, ...admins] : admins, target: req.target, createdAt: now, expiresAt: now + timeoutMs, state: "pending",
-      allowAlways: req.allowAlways !== false,
+      approvers: selfApprove ? [req.requester.id, ...admins] : admins, target, createdAt: now, expiresAt: now + timeoutMs, state: "pending",
+      // A remembered "Always" would let later calls skip a second person or a quorum.
+      allowAlways: req.allowAlways !== false && set.selfApprove && set.quorum === 1,
+      ...(approverRule ? { approverRule } : {}),
     };
     await store.createApproval(record);
     this.arm(record, req.traceId);
     poster
-      .post(req.target, cardOf(record))
+      .post(target, cardOf(record))
       .then(async (messageId) => {
         if (!messageId) return;
         await store.setApprovalCardMessage(id, messageId);
+        if (approverRule?.askedIn) {
+          const link = await poster.permalink?.(target, messageId).catch(() => undefined);
+          await this.say(poster, approverRule.askedIn, `⏳ ${record.tool} waits for approval in ${approverRule.routeLabel}${link ? `: ${link}` : ""}.`);
+        }
         // Decided while the card queued behind other messages: the posted card must show it.
         const fresh = await store.getApproval(id);
-        if (fresh && fresh.state !== "pending") await this.editCard(fresh, resolutionOf(fresh));
+        if (fresh && fresh.state !== "pending") await this.editCard(fresh, resolutionOf(fresh, this.options.alwaysTtl));
       })
       .catch(async (err: Error) => {
         this.options.log.warn({ err: err.message, approvalId: id }, "approval card could not be posted");
@@ -214,24 +243,83 @@ export class PendingApprovals {
       await this.expire(record);
       return { status: "expired", message: "This approval has expired; nothing was run. Ask the bot again." };
     }
-    if (!record.approvers.includes(click.actor.id)) {
+    const refusal = await this.refusalOf(record, click);
+    if (refusal) {
       observer.emit({ event: "approval.click_refused", traceId: this.traceOf(record.id), approvalId: record.id, sessionKey: record.sessionKey, actor: click.actor.id });
       await store.appendAudit({
         at: now, kind: "approval.click_refused", sessionKey: record.sessionKey, channel: record.channel, tool: record.tool,
-        argsHash: record.argsHash, actorId: click.actor.id, actorName: click.actor.name, source: "backchannel", outcome: "not-allowed",
+        argsHash: record.argsHash, actorId: click.actor.id, actorName: click.actor.name, source: "backchannel", outcome: refusal.outcome,
       });
-      const asked = record.approvers.includes(record.requesterId) ? [record.requesterName ?? record.requesterId] : [];
-      const allowed = [...asked, ...record.approvers.filter((a) => a !== record.requesterId)];
-      return { status: "not-allowed", message: `You may not approve this. Only ${allowed.join(", ")} may decide.` };
+      return { status: "not-allowed", message: refusal.message };
     }
+    const quorum = record.approverRule?.quorum ?? 1;
+    if (quorum > 1 && click.choice !== "deny") return this.vote(record, click, quorum);
     const state = click.choice === "approve" ? "approved" : click.choice === "always" ? "always" : "denied";
     const by = { id: click.actor.id, name: click.actor.name };
-    const won = await this.settle(record, state, by, { outcome: state, by, source: this.kinds.get(record.channel) ?? "backchannel" });
+    const reason = state === "denied" ? click.reason : undefined;
+    const won = await this.settle(record, state, by, { outcome: state, by, source: this.kinds.get(record.channel) ?? "backchannel", ...(reason ? { reason } : {}) });
     if (!won) {
       const fresh = await store.getApproval(record.id);
       return fresh ? this.finalOutcome(fresh) : { status: "unknown", message: "This approval is gone; nothing was run." };
     }
     return { status: "accepted", message: `${STATE_WORDS[state]} ${record.tool}` };
+  }
+
+  /** Why `click` may not decide `record` (a bot, the requester under selfApprove: false, someone not named), if it may not. */
+  private async refusalOf(record: PendingApprovalRecord, click: ApprovalClick): Promise<{ outcome: string; message: string } | undefined> {
+    if (click.actor.isBot) return { outcome: "bot", message: "Bot accounts cannot approve; nothing was changed." };
+    if (click.actor.id === record.requesterId && !record.approvers.includes(record.requesterId)) {
+      return { outcome: "self-approval", message: `You asked for this call, so someone else must decide it; nothing was changed.` };
+    }
+    if (record.approvers.includes(click.actor.id)) return undefined;
+    const rule = record.approverRule;
+    if (rule && namesGroups(rule)) {
+      const poster = this.posters.get(record.channel);
+      const member = await poster?.isApprover?.(record.target.conversationId, click.actor.id, rule).catch(() => false);
+      if (member) return undefined;
+    }
+    return { outcome: "not-allowed", message: `You may not approve this. Only ${approverNames(record).join(", ")} may decide.` };
+  }
+
+  /** One approval towards a quorum: counted once per person; the last one needed approves the call. */
+  private async vote(record: PendingApprovalRecord, click: ApprovalClick, quorum: number): Promise<ApprovalClickOutcome> {
+    const { store } = this.options;
+    const { added, votes } = await store.addApprovalVote(record.id, { voterId: click.actor.id, voterName: click.actor.name, at: Date.now() });
+    if (!added) {
+      const fresh = await store.getApproval(record.id);
+      if (fresh && fresh.state !== "pending") return this.finalOutcome(fresh);
+      const left = quorum - votes.length;
+      return { status: "not-allowed", message: `You already approved this; ${left} more ${left === 1 ? "person" : "people"} must approve it. Nothing else was changed.` };
+    }
+    if (votes.length < quorum) {
+      const left = quorum - votes.length;
+      const poster = this.posters.get(record.channel);
+      if (poster) await this.say(poster, record.target, `👍 ${who(click.actor)} approved ${record.tool} (${votes.length} of ${quorum}); ${left} more approval${left === 1 ? "" : "s"} needed.`);
+      return { status: "recorded", message: `Your approval is counted (${votes.length} of ${quorum}); ${left} more ${left === 1 ? "person" : "people"} must approve.` };
+    }
+    const names = votes.map((v) => v.voterName ?? v.voterId);
+    const by = { id: click.actor.id, name: names.join(" and ") };
+    const won = await this.settle(record, "approved", by, { outcome: "approved", by, source: this.kinds.get(record.channel) ?? "backchannel" });
+    if (!won) {
+      const fresh = await store.getApproval(record.id);
+      return fresh ? this.finalOutcome(fresh) : { status: "unknown", message: "This approval is gone; nothing was run." };
+    }
+    return { status: "accepted", message: `approved ${record.tool}` };
+  }
+
+  private async say(poster: CardPoster, target: ReplyTarget, text: string): Promise<void> {
+    try {
+      await poster.say?.(target, text);
+    } catch (err) {
+      this.options.log.warn({ err: (err as Error).message }, "approval notice could not be posted");
+    }
+  }
+
+  /** A link to the message a thread's turn answers (the card posted elsewhere links back to it). */
+  private async linkTo(poster: CardPoster, target: ReplyTarget): Promise<string | undefined> {
+    const messageId = target.replyToMessageId ?? target.threadId;
+    if (!messageId || !poster.permalink) return undefined;
+    return poster.permalink(target, messageId).catch(() => undefined);
   }
 
   /** Cancels the expiry timers (shutdown); the approvals stay pending in the store for the next start. */
@@ -266,17 +354,21 @@ export class PendingApprovals {
     decision: ApprovalDecision,
     edit = true,
   ): Promise<boolean> {
-    if (!(await this.options.store.decideApproval(record.id, state, by, Date.now()))) return false;
+    const reason = state === "denied" ? decision.reason : undefined;
+    if (!(await this.options.store.decideApproval(record.id, state, by, Date.now(), reason))) return false;
     clearTimeout(this.timers.get(record.id)?.timer);
     this.timers.delete(record.id);
-    const settled: PendingApprovalRecord = { ...record, state, decidedById: by.id, decidedByName: by.name };
+    const settled: PendingApprovalRecord = { ...record, state, decidedById: by.id, decidedByName: by.name, decisionReason: reason };
     let taken = false;
     for (const fn of this.listeners) taken = fn({ record: settled, decision }) || taken;
     if (!taken) {
       if (this.unclaimed.size >= MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value!);
       this.unclaimed.set(record.id, decision);
     }
-    if (edit) void this.editCard(settled, resolutionOf(settled));
+    if (edit) void this.editCard(settled, resolutionOf(settled, this.options.alwaysTtl));
+    const askedIn = record.approverRule?.askedIn;
+    const poster = this.posters.get(record.channel);
+    if (askedIn && poster) void this.say(poster, askedIn, resolutionOf(settled, this.options.alwaysTtl).text);
     return true;
   }
 
@@ -300,21 +392,66 @@ export class PendingApprovals {
   }
 }
 
+/** Why nobody could decide a request under `set`, if so (a rule the start-up checks let through, a schedule's call). */
+function nobodyToAsk(set: ApproverSet, admins: string[], selfApprove: boolean, channel: string): string | undefined {
+  if (namesGroups(set)) return undefined;
+  const people = admins.length + (selfApprove ? 1 : 0);
+  if (people === 0) {
+    return set.rule === `approval.approvers.${channel}`
+      ? `nobody may approve it: list approvers in approval.approvers.${channel}`
+      : `nobody may approve it: ${set.rule} names no approver besides the requester`;
+  }
+  if (people < set.quorum) return `${set.rule} needs ${set.quorum} different people to approve, but only ${people} may`;
+  return undefined;
+}
+
+/** Who may decide a record, as the refusal and the card list them. */
+function approverNames(record: PendingApprovalRecord): string[] {
+  const asked = record.approvers.includes(record.requesterId) ? [record.requesterName ?? record.requesterId] : [];
+  const rule = record.approverRule;
+  return [
+    ...asked,
+    ...record.approvers.filter((a) => a !== record.requesterId),
+    ...(rule?.groups ?? []).map((g) => `group ${g}`),
+    ...(rule?.roles ?? []).map((r) => `role ${r}`),
+    ...(rule?.chatAdmins ? ["the chat's admins"] : []),
+  ];
+}
+
+/** The card's note from its approver rule: quorum, no self-approval, the thread that asked. */
+function noteOf(record: PendingApprovalRecord): string | undefined {
+  const rule = record.approverRule;
+  if (!rule) return undefined;
+  const lines: string[] = [];
+  if (rule.quorum > 1) lines.push(`Needs ${rule.quorum} different people to approve.`);
+  if (!record.approvers.includes(record.requesterId)) lines.push(`${who(requester(record))} asked and may not approve it.`);
+  if (rule.askedIn) lines.push(`Asked in: ${rule.askedInLink ?? `the thread of ${requester(record).name ?? record.requesterId}`}`);
+  return lines.length ? lines.join("\n") : undefined;
+}
+
 /** The card of a record, as it was posted. */
 function cardOf(record: PendingApprovalRecord): ApprovalCard {
-  const admins = record.approvers.filter((a) => a !== record.requesterId);
   const requester = { id: record.requesterId, name: record.requesterName };
-  const asked = record.approvers.includes(record.requesterId) ? [`${who(requester)} (who asked)`] : [];
+  const names = approverNames(record);
+  // approverNames lists the requester first when they may decide.
+  const approvers = record.approvers.includes(record.requesterId) ? [`${who(requester)} (who asked)`, ...names.slice(1)] : names;
+  const note = noteOf(record);
   return {
     approvalId: record.id, tool: record.tool, argsSummary: record.argsSummary, requester,
-    approvers: [...asked, ...admins], expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
+    approvers, expiresAt: record.expiresAt, buttons: approvalButtons(record.id),
+    ...(note ? { note } : {}),
   };
 }
 
 const requester = (record: PendingApprovalRecord) => ({ id: record.requesterId, name: record.requesterName });
+/** " for 7 d" when remembered decisions expire, else nothing. */
+const alwaysFor = (ttl?: string) => {
+  const ms = ttl ? parseSpan(ttl) : undefined;
+  return ms === undefined ? "" : ` for ${formatSpan(ms)}`;
+};
 
 /** What a decided card says. */
-function resolutionOf(record: PendingApprovalRecord): ApprovalResolution {
+function resolutionOf(record: PendingApprovalRecord, alwaysTtl?: string): ApprovalResolution {
   const by = record.decidedById ? { id: record.decidedById, name: record.decidedByName } : undefined;
   const tool = record.tool;
   switch (record.state) {
@@ -323,9 +460,12 @@ function resolutionOf(record: PendingApprovalRecord): ApprovalResolution {
     case "always":
       return record.allowAlways === false
         ? { outcome: "always", by, text: `✅ Approved by ${who(by ?? {})}: ${tool} runs (it always asks, so "Always" counts once).` }
-        : { outcome: "always", by, text: `✅ Always allowed by ${who(by ?? {})}: ${tool} runs, and will not ask ${who(requester(record))} again here.` };
+        : { outcome: "always", by, text: `✅ Always allowed by ${who(by ?? {})}: ${tool} runs, and will not ask ${who(requester(record))} again here${alwaysFor(alwaysTtl)}.` };
     case "denied":
-      return { outcome: "denied", by, text: `🚫 Denied by ${who(by ?? {})}: ${tool} was not run.` };
+      return {
+        outcome: "denied", by,
+        text: `🚫 Denied by ${who(by ?? {})}: ${tool} was not run.${record.decisionReason ? ` Reason: ${record.decisionReason}` : ""}`,
+      };
     case "cancelled":
       return { outcome: "cancelled", text: `Cancelled: the request was stopped; ${tool} was not run.` };
     default:

@@ -3,6 +3,7 @@
  * The engine's approval gate calls it only for calls whose requirement is `prompt`.
  */
 import type { ReplyTarget, Sender } from "../envelope.ts";
+import type { ApproverSet } from "./approver-rules.ts";
 
 export interface ApprovalRequest {
   turnId: string;
@@ -24,6 +25,8 @@ export interface ApprovalRequest {
   allowAlways?: boolean;
   /** False when the requester is no person (a schedule, an API call): only the configured approvers decide. */
   requesterMayApprove?: boolean;
+  /** Who may approve, from the approver rules; unset: the requester and the channel's `approval.approvers`. */
+  approvers?: ApproverSet;
 }
 
 /** Where a decision came from, as written to the audit log. */
@@ -33,7 +36,7 @@ export interface ApprovalDecision {
   outcome: "approved" | "always" | "denied" | "timeout" | "unavailable" | "cancelled";
   by?: { id: string; name?: string };
   source: ApprovalSource;
-  /** For `unavailable`: why no one could be asked. */
+  /** For `unavailable`: why no one could be asked; for `denied`: the reason the person gave, if any. */
   reason?: string;
 }
 

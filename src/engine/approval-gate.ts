@@ -8,6 +8,8 @@ import { approvalRequirement } from "../policy/tool-policy.ts";
 import { summarizeArgs } from "../approval/summary.ts";
 import { createNonInteractiveApprovals } from "../approval/non-interactive.ts";
 import { formatDuration } from "../approval/card.ts";
+import { parseSpan } from "../policy/duration.ts";
+import { approversFor } from "../approval/approver-rules.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import type { ApprovalDecision } from "../approval/types.ts";
 import { synthetic, type SyntheticResult } from "./synthetic.ts";
@@ -38,6 +40,16 @@ export function alwaysScope(exec: ResolvedExecution, state: TurnState): string {
   }
 }
 
+/** Remembers an "Always" for the turn's sender, expiring after `approval.alwaysTtl` when it is set. */
+async function rememberAlways(exec: ResolvedExecution, state: TurnState, tool: string): Promise<void> {
+  const now = Date.now();
+  const ttl = exec.policy.approval.alwaysTtl ? parseSpan(exec.policy.approval.alwaysTtl) : undefined;
+  await exec.store.rememberAlways(alwaysScope(exec, state), tool, now, {
+    expiresAt: ttl === undefined ? undefined : now + ttl,
+    personName: state.envelope.sender.name,
+  });
+}
+
 /** Why no one can be asked where this message came from. */
 function noOneToAsk(env: TurnState["envelope"]): string {
   if (env.origin?.kind === "schedule") return `nobody watches the scheduled task "${env.origin.name}"; give it approvalsTo to ask someone`;
@@ -61,7 +73,7 @@ export async function requirementOf(
   state: TurnState,
   tool: AnyTool,
   hookRequired: boolean,
-): Promise<{ requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string }> {
+): Promise<GateRequirement> {
   if (hookRequired) return { requirement: "prompt", rule: HOOK_RULE };
   const env = state.envelope;
   const subject = { channel: env.channel, senderId: env.sender.id, conversationId: env.conversation.id };
@@ -69,13 +81,24 @@ export async function requirementOf(
   const unremembered = approvalRequirement(exec.policy.approval, tool, subject, false);
   if (unremembered.requirement !== "prompt") return unremembered;
   const remembered = await exec.store.hasAlways(alwaysScope(exec, state), tool.name);
-  return remembered ? approvalRequirement(exec.policy.approval, tool, subject, true) : unremembered;
+  if (!remembered) return unremembered;
+  const withAlways = approvalRequirement(exec.policy.approval, tool, subject, true);
+  return withAlways.requirement === "approved-by-policy" ? { ...withAlways, byAlways: true } : withAlways;
+}
+
+/** The approval a call needs, the rule that decided, and whether a remembered "Always" is what approved it. */
+export interface GateRequirement {
+  requirement: "not-required" | "approved-by-policy" | "prompt";
+  rule: string;
+  byAlways?: boolean;
 }
 
 /** A call whose requirement is known, as the gate sees it. */
 export interface GateCall {
   id: string;
   tool: string;
+  /** `builtin` or `mcp:<server>` (approver rules match tool patterns against both). */
+  owner?: string;
   params: Record<string, unknown>;
   argsHash: string;
 }
@@ -90,19 +113,26 @@ export async function passApprovalGate(
   exec: ResolvedExecution,
   state: TurnState,
   call: GateCall,
-  requirement: { requirement: "not-required" | "approved-by-policy" | "prompt"; rule: string },
+  requirement: GateRequirement,
 ): Promise<GateStep> {
   if (requirement.requirement === "not-required") return { kind: "outcome", outcome: { pass: true, standing: "not-required", prompted: false } };
-  if (requirement.requirement === "approved-by-policy") {
-    return { kind: "outcome", outcome: { pass: true, standing: "approved-by-policy", prompted: false } };
-  }
   const env = state.envelope;
   const tool = call.tool;
   const base = { traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel, tool, argsHash: call.argsHash };
+  const requester = { requesterId: env.sender.id, requesterName: env.sender.name };
+  const argsSummary = summarizeArgs(call.params);
+  if (requirement.requirement === "approved-by-policy") {
+    // The decision log holds every call that ran without a person too: one entry, no request before it.
+    await exec.store.appendAudit({
+      at: Date.now(), kind: "approval.decided", ...base, ...requester, argsSummary,
+      source: requirement.byAlways ? "always" : "policy", outcome: "approved", reason: requirement.rule,
+    });
+    return { kind: "outcome", outcome: { pass: true, standing: "approved-by-policy", prompted: false } };
+  }
   state.emit({ type: "approval.waiting", callId: call.id, tool });
   exec.observer.emit({ event: "approval.requested", ...base, callId: call.id, manager: exec.approvals.kind, rule: requirement.rule });
   await exec.store.appendAudit({
-    at: Date.now(), kind: "approval.requested", ...base, actorId: env.sender.id, actorName: env.sender.name,
+    at: Date.now(), kind: "approval.requested", ...base, ...requester, argsSummary, actorId: env.sender.id, actorName: env.sender.name,
     source: exec.approvals.kind, detail: requirement.rule,
   });
   // A channel that can show buttons may still receive a message from a place that cannot (the envelope says).
@@ -112,11 +142,14 @@ export async function passApprovalGate(
       : exec.approvals;
   const answer = await manager.request({
     turnId: state.turnId, traceId: state.traceId, sessionKey: state.sessionKey, callId: call.id, tool,
-    args: call.params, argsHash: call.argsHash, argsSummary: summarizeArgs(call.params), channel: env.channel,
+    args: call.params, argsHash: call.argsHash, argsSummary, channel: env.channel,
     conversationId: env.conversation.id, requester: env.sender, target: env.approvalTarget ?? env.replyTo, signal: state.signal,
     allowAlways: alwaysIsRemembered(requirement.rule),
     // A schedule or an API call is nobody: only the configured approvers may decide its calls.
     requesterMayApprove: env.origin === undefined,
+    approvers: approversFor(exec.policy.approval, {
+      tool: { name: tool, owner: call.owner ?? "builtin" }, args: call.params, channel: env.channel, conversationId: env.conversation.id,
+    }),
   });
   if (answer.outcome === "waiting") return { kind: "waiting", approvalId: answer.approvalId, expiresAt: answer.expiresAt };
   return { kind: "outcome", outcome: await applyDecision(exec, state, call, requirement.rule, answer) };
@@ -138,19 +171,21 @@ export async function applyDecision(
   const base = { traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel, tool, argsHash: call.argsHash };
   exec.observer.emit({ event: "approval.decided", ...base, callId: call.id, outcome: decision.outcome, by: decision.by?.id, source: decision.source });
   await exec.store.appendAudit({
-    at: Date.now(), kind: "approval.decided", ...base, actorId: decision.by?.id, actorName: decision.by?.name,
-    source: decision.source, outcome: decision.outcome, detail: decision.reason,
+    at: Date.now(), kind: "approval.decided", ...base, requesterId: env.sender.id, requesterName: env.sender.name,
+    argsSummary: summarizeArgs(call.params), actorId: decision.by?.id, actorName: decision.by?.name,
+    decidedById: decision.by?.id, decidedByName: decision.by?.name,
+    source: decision.source, outcome: decision.outcome, reason: decision.reason, detail: rule,
   });
   const who = decision.by ? (decision.by.name ? `${decision.by.name} (${decision.by.id})` : decision.by.id) : "unknown";
   switch (decision.outcome) {
     case "always":
       // A tool that always asks is never remembered: the answer counts as this one approval.
-      if (alwaysIsRemembered(rule)) await exec.store.rememberAlways(alwaysScope(exec, state), tool, Date.now());
+      if (alwaysIsRemembered(rule)) await rememberAlways(exec, state, tool);
       return { pass: true, standing: "approved-by-person", prompted: true };
     case "approved":
       return { pass: true, standing: "approved-by-person", prompted: true };
     case "denied":
-      return { pass: false, result: synthetic.deniedByPerson(tool, who), prompted: true };
+      return { pass: false, result: synthetic.deniedByPerson(tool, who, decision.reason), prompted: true };
     case "timeout":
       return {
         pass: false,

@@ -23,6 +23,9 @@ import type { Store } from "../store/store.ts";
 import { AccessControl, REFUSAL_TEXT } from "./access.ts";
 import { SessionLanes } from "./lanes.ts";
 import { answerCommand } from "./commands.ts";
+import { ButtonRoutes } from "./button-routes.ts";
+import { ChatQuestions } from "./chat-questions.ts";
+import { ALWAYS_BUTTON_KIND, alwaysList, revokeFromList } from "./always-list.ts";
 import { INFLIGHT, TurnDriver } from "./turn-driver.ts";
 import { ReplicaSessions } from "./replica-sessions.ts";
 import type { Coordination } from "../store/coordination.ts";
@@ -67,6 +70,10 @@ export class Gateway {
   private readonly channels = new Map<string, ChannelRuntime>();
   private readonly access = new AccessControl();
   readonly lanes: SessionLanes;
+  /** Handlers of message-button clicks, by kind (`ghb:<kind>:…`); a feature registers its own at start. */
+  readonly buttons: ButtonRoutes;
+  /** Questions running tools ask in threads (buttons or a reply). */
+  readonly questions: ChatQuestions;
   private readonly o: GatewayOptions;
   private readonly driver: TurnDriver;
   private readonly replicas?: ReplicaSessions;
@@ -78,6 +85,13 @@ export class Gateway {
     this.o = options;
     this.lanes = new SessionLanes(options);
     this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing });
+    this.buttons = new ButtonRoutes(options.log);
+    this.questions = new ChatQuestions({ delivery: options.delivery, log: options.log, routes: this.buttons });
+    this.buttons.register(ALWAYS_BUTTON_KIND, (click, data) => {
+      const runtime = this.channels.get(click.channel);
+      if (!runtime) return Promise.resolve({ message: "This channel is not served here; nothing changed." });
+      return revokeFromList(click, data, { store: this.o.store, approval: runtime.exec.policy.approval });
+    });
     if (options.coordination) {
       this.replicas = new ReplicaSessions({
         ...options, coordination: options.coordination, lanes: this.lanes, driver: this.driver,
@@ -99,6 +113,7 @@ export class Gateway {
     return {
       message: (env) => this.message(env),
       approvalClick: (click) => this.approvalClick(click),
+      buttonClick: (click) => this.buttons.handle(click),
     };
   }
 
@@ -141,6 +156,8 @@ export class Gateway {
     if (!(await this.o.store.markSeen(env.channel, env.id, this.o.dedupeTtlMs))) {
       return ev("dedupe.dropped", { eventId: env.id });
     }
+    // An answer to a question a running tool asks in this thread (from someone allowed to answer) is not a new turn.
+    if (this.questions.takeReply(env)) return ev("question.answered");
     const addressed = env.conversation.kind === "dm" || env.mentioned || env.repliedToBot || env.inBotThread;
     const knownThread =
       !addressed &&
@@ -160,6 +177,10 @@ export class Gateway {
       return this.say(env, "I got an empty message. Write what you need, e.g. \"summarize this thread\".");
     }
     const command = parseBotCommand(env.text);
+    if (command === "always") {
+      ev("command", { command });
+      return this.listAlways(env, sessionKey, runtime);
+    }
     if (command) {
       ev("command", { command });
       return this.say(
@@ -304,6 +325,16 @@ export class Gateway {
     } catch (err) {
       this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
       return false;
+    }
+  }
+
+  /** `/always`: the remembered decisions that apply here, with Revoke buttons, as the message's reply. */
+  private async listAlways(env: IngressEnvelope, sessionKey: string, runtime: ChannelRuntime): Promise<void> {
+    const message = await alwaysList(env, sessionKey, { store: this.o.store, approval: runtime.exec.policy.approval });
+    try {
+      await this.o.delivery.run(env.replyTo, () => runtime.port.send(env.replyTo, message), env.traceId);
+    } catch (err) {
+      this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "the /always list could not be delivered");
     }
   }
 
