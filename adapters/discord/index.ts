@@ -17,7 +17,7 @@ import { handleInteraction } from "./interactions.ts";
 import { createDiscordPort } from "./outbound.ts";
 import { createDiscordApproverGroups } from "./approver-groups.ts";
 import { ThreadTracker } from "./threads.ts";
-import { rememberCardTools } from "./reason-modal.ts";
+import { rememberCardTools } from "../card-tools.ts";
 
 export { DiscordStartupError } from "./errors.ts";
 

@@ -10,33 +10,12 @@
 import { ComponentType, TextInputStyle, type ButtonInteraction, type ModalSubmitInteraction } from "discord.js";
 import { cardLabel } from "../../src/approval/card.ts";
 import { denialReason, MAX_DENIAL_REASON_CHARS } from "../../src/envelope.ts";
-import { LruMap } from "../../src/lru-map.ts";
-import type { OutboundPort } from "../../src/ports.ts";
 
 /** The text input's custom_id. */
 export const REASON_INPUT_ID = "reason";
 /** Discord's limits for a modal's title and a text input's label. */
 const MAX_TITLE = 45;
 const MAX_LABEL = 45;
-/** Cards whose tool the modal can name: the ones posted since the start, the most recent kept. */
-const REMEMBERED_CARDS = 10_000;
-
-/**
- * Makes `port` remember the tool of each card it posts (approval id → tool, bounded), so the modal
- * can say what is being denied; a card posted before a restart is named "this request".
- */
-export function rememberCardTools(port: OutboundPort): LruMap<string, string> {
-  const tools = new LruMap<string, string>({ max: REMEMBERED_CARDS });
-  const post = port.requestApproval?.bind(port);
-  if (post) {
-    port.requestApproval = async (target, card) => {
-      const sent = await post(target, card);
-      tools.set(card.approvalId, card.tool);
-      return sent;
-    };
-  }
-  return tools;
-}
 
 /** The modal that asks for the reason; `payload` is the clicked button's custom_id. */
 export function reasonModal(payload: string, tool: string | undefined) {

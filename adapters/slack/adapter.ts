@@ -20,7 +20,8 @@ import { BotThreads, createSlackPort, SLACK_PACING } from "./outbound.ts";
 import { createSlackApproverGroups } from "./approver-groups.ts";
 import { handleApprovalClick } from "./clicks.ts";
 import { handleMessageButtonClick } from "./message-buttons.ts";
-import { handleReasonSubmission, REASON_MODAL_CALLBACK, rememberCardTools } from "./reason-modal.ts";
+import { handleReasonSubmission, REASON_MODAL_CALLBACK } from "./reason-modal.ts";
+import { rememberCardTools } from "../card-tools.ts";
 import { handleSlashCommand } from "./slash-command.ts";
 import { ackUnusedPayloads, ackUntypedPayloads } from "./unused-payloads.ts";
 

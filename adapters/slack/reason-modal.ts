@@ -11,8 +11,7 @@ import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import { cardLabel } from "../../src/approval/card.ts";
 import { denialReason, MAX_DENIAL_REASON_CHARS, type ApprovalClickOutcome } from "../../src/envelope.ts";
-import { LruMap } from "../../src/lru-map.ts";
-import type { InboundSink, OutboundPort } from "../../src/ports.ts";
+import type { InboundSink } from "../../src/ports.ts";
 
 /** The modal's callback_id: the adapter handles view submissions with it, and acks other views as unused. */
 export const REASON_MODAL_CALLBACK = "gatehouse_deny_reason";
@@ -38,25 +37,6 @@ const SubmissionSchema = z.object({
   }),
 });
 
-/** Cards whose tool the modal can name: the ones posted since the start, the most recent kept. */
-const REMEMBERED_CARDS = 10_000;
-
-/**
- * Makes `port` remember the tool of each card it posts (approval id → tool, bounded), so the modal
- * can say what is being denied; a card posted before a restart is named "this request".
- */
-export function rememberCardTools(port: OutboundPort): LruMap<string, string> {
-  const tools = new LruMap<string, string>({ max: REMEMBERED_CARDS });
-  const post = port.requestApproval?.bind(port);
-  if (post) {
-    port.requestApproval = async (target, card) => {
-      const sent = await post(target, card);
-      tools.set(card.approvalId, card.tool);
-      return sent;
-    };
-  }
-  return tools;
-}
 
 /** The card a "Deny with reason…" click came from. */
 export interface ReasonRequest {
