@@ -50,6 +50,9 @@ export const TOKEN_REVOKED =
   "Telegram no longer accepts TELEGRAM_BOT_TOKEN (401 Unauthorized): the token was revoked or regenerated in " +
   "@BotFather. Put the current token in TELEGRAM_BOT_TOKEN and restart.";
 
+/** How long a moved offset waits before it is written. */
+const OFFSET_WRITE_DELAY_MS = 250;
+
 /** Polls getUpdates and hands every new update to `handle`, persisting the offset watermark. */
 export class UpdatePoller {
   private readonly o: UpdatePollerOptions;
@@ -57,6 +60,9 @@ export class UpdatePoller {
   private base: number | undefined;
   private maxSeen: number | undefined;
   private persisted: number | undefined;
+  /** The last offset handed to the store. */
+  private written: number | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
   private writes: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly abort = new AbortController();
@@ -70,6 +76,7 @@ export class UpdatePoller {
   async start(): Promise<void> {
     this.base = await this.o.offsetStore?.get();
     this.persisted = this.base;
+    this.written = this.base;
     try {
       await this.pollOnce(0);
     } catch (error) {
@@ -83,6 +90,11 @@ export class UpdatePoller {
     this.stopped = true;
     this.abort.abort();
     await this.loop;
+    // The offset reached before stopping is kept; nothing after it (a newer poller may own it then).
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flush();
+    }
     await this.writes;
   }
 
@@ -161,10 +173,21 @@ export class UpdatePoller {
     const next = this.watermark();
     if (next === undefined || (this.persisted !== undefined && next <= this.persisted)) return;
     this.persisted = next;
+    if (!this.o.offsetStore || this.flushTimer) return;
+    // Updates handled meanwhile share one write; an offset a crash leaves behind only brings back
+    // updates the gateway's dedupe drops.
+    this.flushTimer = setTimeout(() => this.flush(), OFFSET_WRITE_DELAY_MS);
+    this.flushTimer.unref();
+  }
+
+  private flush(): void {
+    this.flushTimer = undefined;
     const store = this.o.offsetStore;
-    if (!store) return;
+    const value = this.persisted;
+    if (!store || value === undefined || value === this.written) return;
+    this.written = value;
     this.writes = this.writes
-      .then(() => store.set(next))
+      .then(() => store.set(value))
       .catch((error: unknown) => this.o.log.warn({ err: (error as Error).message }, "could not save the telegram offset"));
   }
 

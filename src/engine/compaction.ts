@@ -6,6 +6,7 @@
  * after a restart — starts from it instead of summarizing again. Also the session's context gauge
  * (`context:<sessionKey>`, what /status shows) and a pending `/compact` request.
  */
+import { LruMap } from "../lru-map.ts";
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { ChatMessage } from "../model/types.ts";
@@ -63,7 +64,25 @@ export async function saveCheckpoint(store: Store, sessionKey: string, checkpoin
   await store.setValue(`${CHECKPOINT}${sessionKey}`, JSON.stringify(checkpoint));
 }
 
+/**
+ * The gauge last written per session, per store, so that a session's next turns write it again only
+ * once it moved (most turns add little to a conversation). Bounded: a session forgotten here is
+ * written once more.
+ */
+const savedGauges = new WeakMap<Store, LruMap<string, { usedTokens: number; compactions: number }>>();
+function savedGaugesOf(store: Store): LruMap<string, { usedTokens: number; compactions: number }> {
+  let saved = savedGauges.get(store);
+  if (!saved) savedGauges.set(store, (saved = new LruMap({ max: 10_000 })));
+  return saved;
+}
+
+/** The gauge this process last wrote for the session, if it remembers one. */
+export function lastSavedGauge(store: Store, sessionKey: string): { usedTokens: number; compactions: number } | undefined {
+  return savedGaugesOf(store).get(sessionKey);
+}
+
 export async function saveGauge(store: Store, sessionKey: string, gauge: Omit<ContextGauge, "version">): Promise<void> {
+  savedGaugesOf(store).set(sessionKey, { usedTokens: gauge.usedTokens, compactions: gauge.compactions });
   await store.setValue(`${GAUGE}${sessionKey}`, JSON.stringify({ version: 1, ...gauge }));
 }
 
@@ -91,6 +110,7 @@ export async function takeCompactionRequest(store: Store, sessionKey: string): P
 
 /** Forgets the session's checkpoint, gauge and pending request (`/new`). */
 export async function forgetContext(store: Store, sessionKey: string): Promise<void> {
+  savedGaugesOf(store).delete(sessionKey);
   for (const prefix of [CHECKPOINT, GAUGE, REQUEST]) await store.deleteValue(`${prefix}${sessionKey}`);
 }
 

@@ -14,7 +14,7 @@ import {
   fingerprint,
   loadCheckpoint,
   saveCheckpoint,
-  saveGauge,
+  lastSavedGauge, saveGauge,
   shortTokens,
   summarize,
   takeCompactionRequest,
@@ -46,7 +46,7 @@ interface Setup {
   checkpoint?: CompactionCheckpoint;
   /** A `/compact` waits to be carried out. */
   requested: boolean;
-  /** The gauge last written in this turn. */
+  /** The gauge last written for the session (this turn or an earlier one in this process). */
   savedGauge?: { usedTokens: number; compactions: number };
 }
 
@@ -129,6 +129,7 @@ export class PromptFitter {
     return {
       meter: estimateFor(info.name), model: info.name, exactTried: false,
       window: windowTokens(exec.knobs.contextTokens, info.contextTokens), checkpoint, requested,
+      savedGauge: lastSavedGauge(exec.store, key),
     };
   }
 

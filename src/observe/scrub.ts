@@ -30,6 +30,9 @@ const TOKEN_SHAPES: RegExp[] = [
   /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot tokens
 ];
 
+/** One scan that finds whether any token shape is there at all (most text has none). */
+const ANY_TOKEN_SHAPE = new RegExp(TOKEN_SHAPES.map((shape) => shape.source).join("|"));
+
 /** A name that ends in a secret word: PGPASSWORD, api_key, GITHUB_TOKEN, client-secret (not "max_tokens"). */
 const SECRET_NAME = "[A-Za-z0-9_-]*(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)";
 
@@ -70,6 +73,9 @@ const NAMED_SECRETS: Array<[RegExp, (match: string, ...groups: string[]) => stri
   [/\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9._~%+-]+:[A-Za-z0-9._~%!*+=-]+@/gi, (_m, scheme) => `${scheme}[redacted]@`],
 ];
 
+/** A word every named-secret pattern needs: text without one has no secret given by name. */
+const NAMED_HINT = /author|api|bearer|pass|secret|token|key|:\/\//i;
+
 /**
  * Returns `text` with every known secret, token-shaped string, and credential-looking value given under
  * a secret name (password=…, "api_key": "…", Authorization: …, user:pass@ in URLs) replaced by `[redacted]`.
@@ -79,7 +85,9 @@ export function scrubSecrets(text: string): string {
   for (const secret of registered) {
     if (out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
-  for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
-  for (const [pattern, replace] of NAMED_SECRETS) out = out.replace(pattern, replace as (m: string, ...g: string[]) => string);
+  if (ANY_TOKEN_SHAPE.test(out)) for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
+  if (NAMED_HINT.test(out)) {
+    for (const [pattern, replace] of NAMED_SECRETS) out = out.replace(pattern, replace as (m: string, ...g: string[]) => string);
+  }
   return out;
 }

@@ -103,7 +103,9 @@ describe("telegram adapter lifecycle", () => {
     const slow = emu.userMessage({ text: "slow", from: { id: 1, first_name: "A" } });
     const fast = emu.userMessage({ text: "fast", from: { id: 2, first_name: "B" } });
     await sink.waitForEnvelopes(2);
-    await new Promise((r) => setTimeout(r, 100));
+    // Offset writes are batched (a quarter second): the fast update's finish is written, but not past the slow one.
+    await sink.until(() => offsets.value === slow.update.update_id, 2000, "the offset to reach the slow update");
+    await new Promise((r) => setTimeout(r, 400));
     expect(offsets.value).toBe(slow.update.update_id);
     release();
     await sink.until(() => offsets.value === fast.update.update_id + 1, 2000, "the offset to pass both updates");
