@@ -54,6 +54,12 @@ export interface OutboundText {
   /** Send without any markup conversion (used to retry after a markup rejection). */
   plain?: boolean;
   /**
+   * With `plain`: the text is someone else's words (an MCP server's question) and must show exactly
+   * as written, never as markup, links or mentions; a platform that reads markup in plain text too
+   * (Discord) escapes it.
+   */
+  literal?: boolean;
+  /**
    * What the message is: progress lines, a notice (queued, refused), or the reply that answers a
    * message (the final answer, an error, a command's answer). Exactly one reply ends each message.
    */

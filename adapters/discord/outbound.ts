@@ -13,11 +13,14 @@ import { openCardBody, resolvedCardBody } from "./card.ts";
 import { portCall } from "./errors.ts";
 import { toDiscordMarkdown } from "./markdown.ts";
 import { componentsOf } from "./message-buttons.ts";
+import { escapeDiscordText } from "./card.ts";
 import type { ThreadTracker } from "./threads.ts";
 
 const NO_PINGS = { parse: [] as string[] };
 
+/** Literal text is escaped: Discord reads Markdown in every message (a masked link in outside text must stay text). */
 function content(message: OutboundText): string {
+  if (message.literal) return escapeDiscordText(message.text);
   return message.plain ? message.text : toDiscordMarkdown(message.text);
 }
 

@@ -103,7 +103,7 @@ export class ChatQuestions {
       signal.addEventListener("abort", onAbort, { once: true });
       const buttons = step.buttons.map((b) => ({ label: b.label, payload: encodeButtonPayload(QUESTION_BUTTON_KIND, `${id}:${b.id}`) }));
       this.o.delivery
-        .run(target, () => port.send(target, { text: step.text, plain: true, kind: "notice", buttons }), audience.traceId)
+        .run(target, () => port.send(target, { text: step.text, plain: true, literal: true, kind: "notice", buttons }), audience.traceId)
         .then((sent) => {
           open.messageId = sent.id;
           // Answered (a reply, the deadline) while the message queued: its buttons must go too.
@@ -130,7 +130,7 @@ export class ChatQuestions {
     const by = { id: click.actor.id, ...(click.actor.name ? { name: click.actor.name } : {}) };
     open.finish({ kind: "button", id: buttonId, by }, "");
     const label = open.step.buttons.find((b) => b.id === buttonId)!.label;
-    return { replace: { text: `${open.step.text}\n— ${by.name ?? by.id}: ${label}`, plain: true, buttons: [] } };
+    return { replace: { text: `${open.step.text}\n— ${by.name ?? by.id}: ${label}`, plain: true, literal: true, buttons: [] } };
   }
 
   /** Takes a step's buttons away, saying how it ended. */
@@ -138,7 +138,7 @@ export class ChatQuestions {
     if (!open.messageId || !open.port.edit) return;
     const text = closing ? `${open.step.text}\n${closing}` : open.step.text;
     try {
-      await this.o.delivery.run(open.target, () => open.port.edit!(open.target, open.messageId!, { text, plain: true, buttons: [] }), open.audience.traceId);
+      await this.o.delivery.run(open.target, () => open.port.edit!(open.target, open.messageId!, { text, plain: true, literal: true, buttons: [] }), open.audience.traceId);
     } catch (err) {
       this.o.log.warn({ traceId: open.audience.traceId, err: (err as Error).message }, "a question's buttons could not be removed");
     }
