@@ -85,7 +85,8 @@ export function mayRunInParallel(exec: ResolvedExecution, prepared: PreparedCall
 /**
  * Runs a prepared batch; the result array keeps the model's order. `progress` holds what a
  * previous process finished (a turn resumed after a restart); `save` is called with the
- * progress before calls start, so the checkpoint knows what was running. Undefined when the
+ * progress before calls start, so the checkpoint knows what was running (not before a replayable
+ * call: a crash runs that again rather than report it interrupted). Undefined when the
  * bot started shutting down between two calls (the turn then parks).
  */
 export async function dispatchCalls(
@@ -105,7 +106,8 @@ export async function dispatchCalls(
   const pending = prepared.map((p, i) => ({ p, i })).filter(({ i }) => !progress.done[i]);
   if (mayRunInParallel(exec, pending.map(({ p }) => p))) {
     progress.running = pending.filter(({ p }) => !p.result).map(({ i }) => i);
-    await save(progress);
+    // What may simply run again needs no mark: a crash replays it (see Tool.replayable).
+    if (pending.some(({ p }) => !p.result && toolOf(p.call.name)?.replayable !== true)) await save(progress);
     const results = await Promise.all(pending.map(({ p }) => runOne(exec, state, p, toolOf)));
     pending.forEach(({ i }, k) => (progress.done[i] = results[k]!));
     progress.running = [];
@@ -115,7 +117,7 @@ export async function dispatchCalls(
       if (!p.result && state.draining?.()) return undefined;
       if (!p.result && !state.signal.aborted) {
         progress.running = [i];
-        await save(progress);
+        if (toolOf(p.call.name)?.replayable !== true) await save(progress);
       }
       progress.done[i] = await runOne(exec, state, p, toolOf);
       progress.running = [];

@@ -53,7 +53,7 @@ export async function runTurn(exec: ResolvedExecution, state: TurnState): Promis
     envelope: state.envelope, startedAt: Date.now(), newMessages: [userMessage(state)], iteration: 0,
     guards: { unapprovedPrompts: [], loop: [], callIds: [] },
   };
-  return advance(exec, state, record);
+  return advance(exec, state, record, undefined, false);
 }
 
 /**
@@ -62,10 +62,14 @@ export async function runTurn(exec: ResolvedExecution, state: TurnState): Promis
  * this turn's messages (they are in the record).
  */
 export async function resumeTurn(exec: ResolvedExecution, state: TurnState, record: TurnRecord, decision?: ApprovalDecision): Promise<TurnResult> {
-  return advance(exec, state, record, decision);
+  return advance(exec, state, record, decision, true);
 }
 
-async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRecord, decision?: ApprovalDecision): Promise<TurnResult> {
+/**
+ * Runs the turn from `record` to its end or its next park. `stored`: the store holds a record of
+ * this turn (it was resumed from one); a new turn has none until its first checkpoint.
+ */
+async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRecord, decision: ApprovalDecision | undefined, stored: boolean): Promise<TurnResult> {
   const log = exec.log.child({ traceId: state.traceId, sessionKey: state.sessionKey });
   const { newMessages } = record;
   const guards: TurnGuards = {
@@ -81,16 +85,18 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
     record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };
     await exec.store.saveTurn(encodeTurnRecord(record));
+    stored = true;
   };
   const park = async (reason: ParkedOutcome["reason"], persist = true): Promise<ParkedOutcome> => {
-    if (persist) await save();
+    // Parking "at the last checkpoint" needs one: a turn that skipped them all (replayable calls only) saves now.
+    if (persist || !stored) await save();
     const waiting = record.batch?.waiting;
     const tool = waiting ? record.batch!.calls[waiting.index]?.name : undefined;
     exec.observer.emit({ event: "turn.parked", traceId: state.traceId, sessionKey: state.sessionKey, reason, approvalId: waiting?.approvalId, tool });
     return { status: "parked", reason, turnId: record.turnId, approvalId: waiting?.approvalId, tool };
   };
   const finish = async (outcome: TurnOutcome): Promise<TurnOutcome> => {
-    await exec.store.deleteTurn(record.turnId);
+    if (stored) await exec.store.deleteTurn(record.turnId);
     exec.observer.emit({ event: "turn.finish", traceId: state.traceId, sessionKey: state.sessionKey, status: outcome.status });
     return outcome;
   };
@@ -184,7 +190,9 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
 
       if (guards.endTurn) return await answer(guards.endTurn, "stopped");
       if (state.signal.aborted) return await stopped();
-      await save();
+      // A batch of calls that may simply run again (reads of local state) needs no checkpoint: a
+      // crash before the next one replays it from the last one. Anything else is saved here.
+      if (!dispatched.every((d) => availability.offered.get(d.call.name)?.replayable === true)) await save();
     }
 
     log.info({ maxIterations: exec.knobs.maxIterations }, "iteration cap reached; asking for a summary");

@@ -36,6 +36,7 @@ export function createToolSearchTool(options: ToolSearchOptions): Tool<ToolSearc
       'or activate exact tools with "select:name1,name2". Activated tools can be called from your next step.',
     parameters: ToolSearchArgs,
     risk: "read",
+    replayable: true,
     owner: "builtin",
     hint: (args) => args.query.slice(0, 60),
     async execute(args, ctx) {

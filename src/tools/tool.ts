@@ -102,6 +102,11 @@ export interface Tool<A = unknown> {
   /** `builtin` or `mcp:<server>`. */
   owner: string;
   /**
+   * Running it again has no effect anyone can see (it reads local state: the clock, the workspace).
+   * A turn does not checkpoint around such calls: after a crash it runs them again instead.
+   */
+  replayable?: boolean;
+  /**
    * Set when the tool may be offered on the local console only, with the reason (the shell where no
    * sandbox can contain it): the policy refuses it on every other channel, naming this reason.
    */

@@ -26,6 +26,7 @@ export function currentTimeTool(options: CurrentTimeOptions = {}): Tool<CurrentT
     description: "Returns the current date and time as ISO 8601, in UTC or in the given IANA time zone.",
     parameters,
     risk: "read",
+    replayable: true,
     owner: "builtin",
     hint: (args) => args.timezone ?? "UTC",
     async execute(args) {

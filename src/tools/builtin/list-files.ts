@@ -34,6 +34,7 @@ export function listFilesTool(options: ListFilesOptions = {}): Tool<ListFilesArg
     description: "Lists a folder in the workspace: one line per entry with its type (file, dir, link) and size in bytes.",
     parameters,
     risk: "read",
+    replayable: true,
     owner: "builtin",
     hint: (args) => args.path || ".",
     async execute(args, ctx) {

@@ -45,6 +45,7 @@ export function readFileTool(options: ReadFileOptions = {}): Tool<ReadFileArgs> 
     description: `Reads a text file in the workspace. Returns at most ${Math.round(maxBytes / 1024)} KB; pass startLine/endLine to read part of a larger file.`,
     parameters,
     risk: "read",
+    replayable: true,
     owner: "builtin",
     hint: (args) => (args.startLine || args.endLine ? `${args.path}:${args.startLine ?? 1}-${args.endLine ?? ""}` : args.path),
     async execute(args, ctx) {
