@@ -137,3 +137,16 @@ export function explainApprovers(approval: ApprovalConfig, tool: ToolIdentity, c
   parts.push(`${parts.length ? "otherwise " : ""}${fallback.rule} (${describeApprovers(fallback)})`);
   return parts.join("; ");
 }
+
+/** Why nobody could decide a request under `set`, if so (a rule the start-up checks let through, a schedule's call). */
+export function nobodyToAsk(set: ApproverSet, admins: string[], selfApprove: boolean, channel: string): string | undefined {
+  if (namesGroups(set)) return undefined;
+  const people = admins.length + (selfApprove ? 1 : 0);
+  if (people === 0) {
+    return set.rule === `approval.approvers.${channel}`
+      ? `nobody may approve it: list approvers in approval.approvers.${channel}`
+      : `nobody may approve it: ${set.rule} names no approver besides the requester`;
+  }
+  if (people < set.quorum) return `${set.rule} needs ${set.quorum} different people to approve, but only ${people} may`;
+  return undefined;
+}
