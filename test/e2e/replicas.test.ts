@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { buttonsOf, startSlackEmulator, type SlackEmulator } from "../emulators/slack/index.ts";
 import { startDiscordEmulator, type DiscordEmulator } from "../emulators/discord/index.ts";
@@ -19,6 +20,7 @@ let model: OpenAIEmulator;
 let slack: SlackEmulator;
 let shared: string;
 let discord: DiscordEmulator | undefined;
+let databaseUrl: string;
 const bots: BotProcess[] = [];
 
 beforeAll(async () => {
@@ -43,7 +45,7 @@ interface Replica {
 
 /** Starts `n` replicas as `npm start` does, on one fresh database, each with its own data folder and port. */
 async function replicas(n: number, extraConfig: Record<string, unknown> = {}): Promise<Replica[]> {
-  const databaseUrl = await pgServer.createDatabase();
+  databaseUrl = await pgServer.createDatabase();
   slack = await startSlackEmulator();
   slack.world.channels.add(CHANNEL);
   shared = mkdtempSync(path.join(tmpdir(), "gh-replicas-"));
@@ -65,6 +67,23 @@ async function replicas(n: number, extraConfig: Record<string, unknown> = {}): P
     });
   }
   return started;
+}
+
+/**
+ * The replica whose lease the only leased session is under (its owner id carries the process id):
+ * whichever took the thread, the one the event reached or the other one's sweep.
+ */
+async function leaseHolder(among: Replica[]): Promise<Replica> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ owner: string }>("SELECT owner FROM session_leases WHERE expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint");
+    const holder = among.find((r) => rows.some((row) => row.owner.split(":")[1] === String(r.bot.child.pid)));
+    if (!holder) throw new Error(`no replica holds a lease (owners: ${rows.map((r) => r.owner).join(", ") || "none"})`);
+    return holder;
+  } finally {
+    await client.end();
+  }
 }
 
 const botTexts = (threadTs: string) => slack.messagesIn(CHANNEL, threadTs).filter((m) => m.user === slack.botUserId).map((m) => m.text);
@@ -158,14 +177,17 @@ describe("several replicas on one PostgreSQL database", () => {
     model = await startOpenAIEmulator();
     model.script({ hang: true });
     routeModel(model, []);
-    const [a, b] = await replicas(2);
-    a!.use();
+    const pair = await replicas(2);
+    pair[0]!.use();
     const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("summarize the incident") });
     await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
-    a!.bot.child.kill("SIGKILL");
-    await new Promise((r) => a!.bot.child.once("exit", r));
+    // The replica computing the turn dies: usually the one the event reached, but the other one's sweep may have taken the thread first.
+    const a = await leaseHolder(pair);
+    const b = pair.find((r) => r !== a)!;
+    a.bot.child.kill("SIGKILL");
+    await new Promise((r) => a.bot.child.once("exit", r));
     await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/not finished/), { timeout: 45_000 });
-    b!.use();
+    b.use();
     const next = await slack.userPosts({ user: "U0BOB", channel: CHANNEL, text: mention("are you there") });
     await waitUntil(() => expect(botTexts(next.message.ts).join("\n")).toMatch(/answer to: .*are you there/), { timeout: 15_000 });
     expect(botTexts(message.ts).filter((t) => /not finished/.test(t))).toHaveLength(1);
