@@ -17,7 +17,7 @@ Commands:
                                 read the bot's log as a timeline
   explain --channel C --sender S [--conversation ID]
                                 which tools are offered to whom, and which rule decided
-  approvals list | export | verify | suggest
+  approvals list | export | verify | suggest | always
                                 the decision log: every approval asked and decided, who and
                                 how; its hash chain checked; config rules it supports
   receipts verify <receipt> --tool NAME --args JSON --output-file FILE

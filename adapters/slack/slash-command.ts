@@ -1,5 +1,5 @@
 /**
- * The optional slash command (`/gatehouse stop|status|new`): validated at the boundary,
+ * The optional slash command (`/gatehouse stop|status|new|compact|always`): validated at the boundary,
  * acknowledged at once and turned into an envelope whose text is the bot command (`/stop`),
  * so the gateway treats it exactly like the typed command. Anything else gets a usage hint,
  * and a payload without its user or channel a short error, both shown only to the user.
@@ -43,7 +43,7 @@ type Ack = (response?: { response_type?: "ephemeral"; text: string }) => Promise
 
 /** The usage hint for the slash command, shown only to the person who ran it. */
 export function slashCommandUsage(commandName: string): string {
-  return `Usage: ${commandName} stop | status | new`;
+  return `Usage: ${commandName} stop | status | new | compact | always`;
 }
 
 /** Handles one slash command body as Slack sent it: ack (with a hint or an error when needed), then forward it. */

@@ -169,7 +169,7 @@ export const KEY_DOCS: Record<string, string> = {
   "slack.signingSecret": "The signing secret (Basic Information): the HTTP Events API, used when no app token is set.",
   "slack.apiUrl": "The Web API base URL, for a proxy or the test emulator; unset: https://slack.com/api/.",
   "slack.port": "HTTP Events API: a port of its own for /slack/events; unset: the shared server on PORT, else 3000.",
-  "slack.slashCommand": "The slash command the app answers (/gatehouse stop | status | new).",
+  "slack.slashCommand": "The slash command the app answers (/gatehouse stop | status | new | compact | always).",
   "slack.progress": 'How tasks show their progress on Slack ("status", "lines" or "off"); unset: the global progress.',
   ...access("slack"),
 
