@@ -130,6 +130,7 @@ export class PromptMeter {
   readonly #cache = new LruMap<string, number>({ max: 4096 });
   // Messages are never changed once made (pruning makes new ones), so a count stays true for the object.
   readonly #byMessage = new WeakMap<ChatMessage, number>();
+  readonly #bySpec = new WeakMap<ToolSpec, number>();
 
   constructor(count: Counter | undefined) {
     this.exact = count !== undefined;
@@ -169,10 +170,22 @@ export class PromptMeter {
     return n;
   }
 
-  /** Tokens the tool specs take (servers render them into the prompt). */
+  /**
+   * Tokens the tool specs take (servers render them into the prompt): counted per spec, and kept for
+   * the spec object (a tool's spec is built once and offered with every request).
+   */
   tools(specs: ToolSpec[]): number {
     if (!specs.length) return 0;
-    return Math.ceil((this.text(JSON.stringify(specs)) + CALL_OVERHEAD * specs.length) * this.scale);
+    let n = 0;
+    for (const spec of specs) {
+      let count = this.#bySpec.get(spec);
+      if (count === undefined) {
+        count = this.#count(JSON.stringify(spec)) + CALL_OVERHEAD;
+        this.#bySpec.set(spec, count);
+      }
+      n += count;
+    }
+    return Math.ceil(n * this.scale);
   }
 }
 
