@@ -26,7 +26,8 @@ export interface Observer {
  * it ended — and writing it costs little.
  */
 const DEBUG_EVENTS = new Set([
-  "model.delta", "model.request", "model.reply", "result.recorded", "lane.queued", "delivery.sent", "delivery.coalesced",
+  // tool.finish (info) says what ran, how long and how it ended; its start is a step.
+  "tool.start", "model.delta", "model.request", "model.reply", "result.recorded", "lane.queued", "delivery.sent", "delivery.coalesced",
   "lease.acquired", "turn.resume",
 ]);
 
