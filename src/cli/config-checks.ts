@@ -11,6 +11,8 @@ import { ConfigError, modelEndpointProblem, rawConfig, type LoadOptions } from "
 import { ConfigSchema, type Config } from "../config/schema.ts";
 import { explainPolicy } from "../policy/explain.ts";
 import { shellTool } from "../tools/builtin/shell.ts";
+import { builtinTools } from "../tools/builtin/index.ts";
+import { approverRuleProblems } from "../approval/rule-checks.ts";
 import { closestKey, schemaKeyPaths } from "./closest-key.ts";
 import { finding, type Finding } from "./findings.ts";
 import { containmentChecks } from "./gate-checks.ts";
@@ -146,6 +148,12 @@ function meaningChecks(config: Config, onlyConsole: boolean): Finding[] {
     out.push(finding("warn", "telegram", "TELEGRAM_WEBHOOK_SECRET is set without TELEGRAM_WEBHOOK_URL, so it is unused (the bot polls)"));
   }
   out.push(...shellExposure(config));
+  // Approver rules the bot would refuse at start (platform groups are checked by the online half).
+  const builtins = builtinTools({ workspace: config.workspace!, http: config.http, shell: config.shell });
+  for (const problem of approverRuleProblems(config.approval, builtins)) {
+    const [key, ...rest] = problem.split(": ");
+    out.push(finding("fatal", key!, rest.join(": ")));
+  }
   if (config.receipts.enabled && !config.receipts.key && !existsSync(path.join(config.dataDir, "receipt.key"))) {
     out.push(finding("warn", "receipts", `receipts are enabled without a key: one will be generated at the first start in ${path.join(config.dataDir, "receipt.key")}`, "set receipts.key (16+ characters) in the config file, or back up that file: receipts cannot be verified without it"));
   }

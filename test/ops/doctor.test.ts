@@ -49,6 +49,16 @@ describe("gatehouse doctor", () => {
     expect(result.code).toBe(1);
   });
 
+  it("names approver rules the bot would refuse at start", async () => {
+    const dir = tempDir();
+    const rules = [{ tools: ["shel"], approvers: { users: ["U1"] }, selfApprove: false, quorum: 2 }];
+    writeFileSync(path.join(dir, "gatehouse.json"), JSON.stringify({ approval: { rules } }));
+    const result = await runCli(["doctor", "--offline"], { GATEHOUSE_CONFIG: "gatehouse.json", GATEHOUSE_DATA_DIR: path.join(dir, "data") }, { cwd: dir });
+    expect(findingOf(result.stdout, "approval.rules[0].tools")).toMatch(/^FATAL .*"shel" names no tool \(did you mean "shell"\?\)/);
+    expect(findingOf(result.stdout, "approval.rules[0].quorum")).toMatch(/^FATAL .*2 different people must approve, but only 1 may/);
+    expect(result.code).toBe(1);
+  });
+
   it("warns about a stale Telegram webhook, shell for everyone and receipts without a key, and exits 0", async () => {
     const dir = tempDir();
     const slack: SlackEmulator = await startSlackEmulator();
