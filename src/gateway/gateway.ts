@@ -86,7 +86,10 @@ export class Gateway {
     this.lanes = new SessionLanes(options);
     this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing });
     this.buttons = new ButtonRoutes(options.log);
-    this.questions = new ChatQuestions({ delivery: options.delivery, log: options.log, routes: this.buttons });
+    // With replicas, an answer that reaches another replica than the asking one is passed on through the store.
+    this.questions = new ChatQuestions({
+      delivery: options.delivery, log: options.log, routes: this.buttons, ...(options.coordination ? { shared: options.store } : {}),
+    });
     this.buttons.register(ALWAYS_BUTTON_KIND, (click, data) => {
       const runtime = this.channels.get(click.channel);
       if (!runtime) return Promise.resolve({ message: "This channel is not served here; nothing changed." });
@@ -157,7 +160,7 @@ export class Gateway {
       return ev("dedupe.dropped", { eventId: env.id });
     }
     // An answer to a question a running tool asks in this thread (from someone allowed to answer) is not a new turn.
-    if (this.questions.takeReply(env)) return ev("question.answered");
+    if (await this.questions.takeReply(env)) return ev("question.answered");
     const addressed = env.conversation.kind === "dm" || env.mentioned || env.repliedToBot || env.inBotThread;
     const knownThread =
       !addressed &&
@@ -357,6 +360,7 @@ export class Gateway {
     this.closing = true;
     this.driver.close();
     this.replicas?.close();
+    this.questions.close();
     const idle = this.lanes.idle();
     const graceOver = await Promise.race([idle.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), timeoutMs).unref())]);
     if (graceOver) {

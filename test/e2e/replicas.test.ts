@@ -10,6 +10,7 @@ import { startPostgres, type PostgresServer } from "../support/postgres.ts";
 import { freePort } from "../support/free-port.ts";
 import { routeModel } from "../support/scenario.ts";
 import { waitUntil } from "../support/wait.ts";
+import { FIXTURE_SERVER } from "../mcp/helpers.ts";
 import { startBotProcess, type BotProcess } from "./process.ts";
 
 const CHANNEL = "C0REPLICAS";
@@ -156,6 +157,31 @@ describe("several replicas on one PostgreSQL database", () => {
     });
     expect(written.join("")).toBe("x");
     expect(botTexts(message.ts).filter((t) => /log\.txt got its line/.test(t))).toHaveLength(1);
+  });
+
+  it("passes on an answer to an MCP server's question that reaches the replica not running the call", async () => {
+    model = await startOpenAIEmulator();
+    model.script({ toolCalls: [{ name: "fx__deploy", arguments: "{}" }] }, { text: "the deploy tool has answered" });
+    const pair = await replicas(2, { mcp: { servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnlyTools: ["deploy"] } } } });
+    pair[0]!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("deploy the build") });
+    const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
+    const withButton = (label: string) => thread().find((m) => buttonsOf(m.blocks).some((x) => x.label.includes(label)));
+    await waitUntil(() => expect(withButton("production")).toBeDefined(), { timeout: 20_000 });
+    // Every answer goes through the replica that is not running the call.
+    const asking = await leaseHolder(pair);
+    const elsewhere = pair.find((r) => r !== asking)!;
+    elsewhere.use();
+    const choice = withButton("production")!;
+    await slack.click(CHANNEL, choice.ts, "U0ALICE", buttonsOf(choice.blocks).find((x) => x.label.includes("production"))!.value);
+    await waitUntil(() => expect(thread().some((m) => m.text.includes("Release note") || JSON.stringify(m.blocks ?? []).includes("Release note"))).toBe(true), { timeout: 10_000 });
+    await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: "first release", threadTs: message.ts });
+    await waitUntil(() => expect(withButton("Send")).toBeDefined(), { timeout: 10_000 });
+    const review = withButton("Send")!;
+    await slack.click(CHANNEL, review.ts, "U0ALICE", buttonsOf(review.blocks).find((x) => x.label.includes("Send"))!.value);
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/the deploy tool has answered/), { timeout: 15_000 });
+    const results = (model.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "tool");
+    expect(results.at(-1)!.content).toContain("deploying to production: first release");
   });
 
   it("stops a turn computing on A within 2 s when /stop reaches B", async () => {
