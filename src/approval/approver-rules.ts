@@ -69,14 +69,19 @@ export function ruleMatches(rule: ApproverRule, subject: RuleSubject): boolean {
 /** Who may approve the call: the first matching rule, else the requester and the channel's admins. */
 export function approversFor(approval: ApprovalConfig, subject: RuleSubject): ApproverSet {
   const index = approval.rules.findIndex((rule) => ruleMatches(rule, subject));
-  if (index < 0) {
-    return {
-      rule: `approval.approvers.${subject.channel}`,
-      users: approval.approvers[subject.channel] ?? [],
-      groups: [], roles: [], chatAdmins: false, selfApprove: true, quorum: 1,
-    };
-  }
-  const rule = approval.rules[index]!;
+  return index < 0 ? defaultApprovers(approval, subject.channel) : approversOf(approval.rules[index]!, index);
+}
+
+/** Who may approve where no rule matches: the requester and `approval.approvers.<channel>`. */
+function defaultApprovers(approval: ApprovalConfig, channel: string): ApproverSet {
+  return {
+    rule: `approval.approvers.${channel}`, users: approval.approvers[channel] ?? [],
+    groups: [], roles: [], chatAdmins: false, selfApprove: true, quorum: 1,
+  };
+}
+
+/** Who may approve the calls one rule covers. */
+function approversOf(rule: ApproverRule, index: number): ApproverSet {
   return {
     rule: ruleLabel(rule, index),
     users: rule.approvers.users,
@@ -116,24 +121,22 @@ export function describeApprovers(set: ApproverSet): string {
  */
 export function explainApprovers(approval: ApprovalConfig, tool: ToolIdentity, channel: string, conversationId?: string): string {
   const parts: string[] = [];
+  const subject = { tool, args: {}, channel, conversationId: conversationId ?? "" };
   for (const [index, rule] of approval.rules.entries()) {
-    const unconditional = { ...rule, when: [] };
-    const subject = { tool, args: {}, channel, conversationId: conversationId ?? "" };
-    if (!conversationId && rule.conversations) {
-      if (!ruleMatches({ ...unconditional, conversations: undefined }, subject)) continue;
-    } else if (!ruleMatches(unconditional, subject)) continue;
-    const set = approversFor({ ...approval, rules: [{ ...rule, when: [] }] }, subject);
-    const label = ruleLabel(rule, index);
+    // Argument conditions (and, without a conversation, the rule's conversations) are named, not tested.
+    const open = conversationId === undefined ? { ...rule, when: [], conversations: undefined } : { ...rule, when: [] };
+    if (!ruleMatches(open, subject)) continue;
+    const set = approversOf(rule, index);
     const conditions = rule.when.map((c) => `${c.arg} ${c.matches !== undefined ? `matches /${c.matches}/` : `is like "${c.glob}"`}`);
-    const where = !conversationId && rule.conversations ? ` in ${rule.conversations.join(", ")}` : "";
-    if (conditions.length || where) {
-      parts.push(`when ${[...conditions, ...(where ? [where.trim()] : [])].join(" and ")}: ${label} (${describeApprovers({ ...set, rule: label })})`);
+    if (conversationId === undefined && rule.conversations) conditions.push(`in ${rule.conversations.join(", ")}`);
+    if (conditions.length) {
+      parts.push(`when ${conditions.join(" and ")}: ${set.rule} (${describeApprovers(set)})`);
       continue;
     }
-    parts.push(`${parts.length ? "otherwise " : ""}${label} (${describeApprovers({ ...set, rule: label })})`);
+    parts.push(`${parts.length ? "otherwise " : ""}${set.rule} (${describeApprovers(set)})`);
     return parts.join("; ");
   }
-  const fallback = approversFor({ ...approval, rules: [] }, { tool, args: {}, channel, conversationId: conversationId ?? "" });
+  const fallback = defaultApprovers(approval, channel);
   parts.push(`${parts.length ? "otherwise " : ""}${fallback.rule} (${describeApprovers(fallback)})`);
   return parts.join("; ");
 }

@@ -7,32 +7,10 @@
 import { firstMatchingPattern, type ToolIdentity } from "../policy/glob.ts";
 import type { ApprovalConfig } from "../policy/schema.ts";
 import type { ApproverGroups } from "../ports.ts";
+import { closestName } from "../edit-distance.ts";
 
 const isMcpPattern = (pattern: string) => pattern.startsWith("mcp:") || pattern.includes("__");
 
-/** The closest known name to `name` by edit distance, when it is close enough to be a typo. */
-function closest(name: string, known: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of known) {
-    const d = editDistance(name, candidate);
-    if (!best || d < best.distance) best = { name: candidate, distance: d };
-  }
-  return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const keep = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = keep;
-    }
-  }
-  return row[b.length]!;
-}
 
 /** Problems with the rules that the config alone shows (tools, quorum, routes), one line each. */
 export function approverRuleProblems(approval: ApprovalConfig, tools: readonly ToolIdentity[]): string[] {
@@ -42,7 +20,7 @@ export function approverRuleProblems(approval: ApprovalConfig, tools: readonly T
     const key = `approval.rules[${i}]`;
     for (const pattern of rule.tools) {
       if (isMcpPattern(pattern) || tools.some((tool) => firstMatchingPattern([pattern], tool))) continue;
-      const guess = closest(pattern, names);
+      const guess = closestName(pattern, names);
       problems.push(
         `${key}.tools: "${pattern}" names no tool${guess ? ` (did you mean "${guess}"?)` : ""}; known tools: ${names.join(", ")}`,
       );

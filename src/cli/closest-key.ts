@@ -3,6 +3,9 @@
  * closest one to a misspelt key by edit distance (Levenshtein).
  */
 import type { z } from "zod";
+import { levenshtein } from "../edit-distance.ts";
+
+export { levenshtein };
 
 /** The part of a zod 4 schema definition the walk reads (wrappers, objects, records, arrays, unions). */
 interface SchemaDef {
@@ -50,20 +53,6 @@ export function schemaKeyPaths(schema: z.ZodType, prefix = ""): string[] {
   }
 }
 
-/** The edit distance between two strings (insertions, deletions, substitutions), case-insensitive. */
-export function levenshtein(a: string, b: string): number {
-  const s = a.toLowerCase();
-  const t = b.toLowerCase();
-  let previous = Array.from({ length: t.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= s.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= t.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (s[i - 1] === t[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[t.length]!;
-}
 
 /** Replaces record keys in a concrete path with `*` where the schema has a record there. */
 function patternOf(concrete: string[], known: Set<string>): string[] {
