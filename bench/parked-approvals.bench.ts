@@ -1,6 +1,6 @@
 /**
  * Parked approvals: does a crowd of approval cards waiting for a click slow anyone else down?
- * Gatehouse only (`node src/cli.ts start`, a child process), against the Telegram and model
+ * Gatehouse only (`node bin/gatehouse.js start`, a child process), against the Telegram and model
  * emulators in this process. A round with cards first has 100 private chats ask to save a note
  * (the bench model calls `write_file`, which the default supervised mode sends for approval) and
  * waits until their cards are shown; nobody clicks. Then 100 other private chats send "what time

@@ -1,6 +1,6 @@
 /**
  * Where Gatehouse's CPU per message goes (a diagnostic, not a `*.bench.ts`: `npm run bench` does
- * not run it). Starts Gatehouse as bench/support/bots.ts does (`node src/cli.ts start`, Telegram
+ * not run it). Starts Gatehouse as bench/support/bots.ts does (`node bin/gatehouse.js start`, Telegram
  * and OpenAI emulators, no per-chat limit) with the probe of bench/support/probe-preload.ts loaded,
  * warms it up, then profiles one load (default 200 chats × 3 "what time is it") and prints:
  *   - CPU ms per message (from /proc, with and without the profiler running: see BENCH_PROFILE=0),

@@ -12,7 +12,7 @@
  * emulator behind one delaying proxy per replica (the emulator has no delay option; per replica, so
  * that each replica's slot use shows), a real PostgreSQL
  * server (test/support/postgres.ts; one server for the bench, a fresh database per round) and the
- * bots as `node src/cli.ts start` child processes.
+ * bots as `node bin/gatehouse.js start` child processes.
  *
  * Rounds alternate one / two (fresh processes, database, emulators and data folders each), after a
  * warm-up round of each that is not counted. Figures are medians over the rounds; lost and
@@ -318,7 +318,7 @@ async function startReplica(name: string, env: Record<string, string>, receivedB
   const dir = makeTempDir(`gh-bench-${name}-`);
   const proc = spawnNode({
     name,
-    script: "src/cli.ts",
+    script: "bin/gatehouse.js",
     args: ["start"],
     dir,
     env: { GATEHOUSE_DATA_DIR: path.join(dir, "data"), PORT: String(port), LOG_LEVEL: "info", ...env },

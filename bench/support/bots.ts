@@ -1,10 +1,13 @@
 /**
  * Starting the bots a benchmark compares, each in its own process against the round's emulators:
- *   - Gatehouse as `npm start` runs it (`node src/cli.ts start`), configured only by environment
+ *   - Gatehouse as `npm start` runs it (`node bin/gatehouse.js start`), configured only by environment
  *     variables, in a fresh data folder (as test/e2e/process.ts does);
- *   - the bare grammY + openai baseline (bench/baseline/bare-telegram-bot.ts).
+ *   - the bare grammY + openai baseline (bench/baseline/bare-telegram-bot.ts), with Node's compile
+ *     cache on as bin/gatehouse.js turns it on for Gatehouse (after a first start, neither strips
+ *     types again nor keeps the TypeScript stripper in memory).
  * Both resolve once the bot is polling, so that the load can be injected.
  */
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { OpenAIEmulator, TelegramEmulator } from "./emulators.ts";
 import { makeTempDir, spawnNode, type ManagedProcess } from "./processes.ts";
@@ -36,7 +39,7 @@ async function until(check: () => boolean, bot: ManagedProcess, timeoutMs: numbe
   }
 }
 
-/** Starts Gatehouse (`node src/cli.ts start`); resolves when its first getUpdates was answered. */
+/** Starts Gatehouse (`node bin/gatehouse.js start`); resolves when its first getUpdates was answered. */
 export async function startGatehouse(
   telegram: TelegramEmulator,
   model: OpenAIEmulator,
@@ -47,7 +50,7 @@ export async function startGatehouse(
   const dir = makeTempDir("gh-bench-gatehouse-");
   const proc = spawnNode({
     name: "gatehouse",
-    script: "src/cli.ts",
+    script: "bin/gatehouse.js",
     args: ["start"],
     dir,
     env: {
@@ -88,6 +91,7 @@ export async function startBareBot(
       OPENAI_API_KEY: "bench-key",
       BARE_TYPING: plan.typing ? "1" : "0",
       BARE_PROGRESS: plan.progress,
+      NODE_COMPILE_CACHE: path.join(tmpdir(), "node-compile-cache"),
       ...extraEnv,
     },
   });

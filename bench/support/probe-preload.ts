@@ -1,6 +1,6 @@
 /**
  * A probe loaded into a bot process by a benchmark (`NODE_OPTIONS=--import <this file>`), so that
- * the bot itself (`node src/cli.ts start`) runs unchanged while the bench looks inside it:
+ * the bot itself (`node bin/gatehouse.js start`) runs unchanged while the bench looks inside it:
  *   - counts every node:sqlite statement the process runs (prepared `run`/`get`/`all`/`iterate`
  *     by SQL text, and `exec`), so that store work per message can be read off;
  *   - on SIGUSR2: forces a full, memory-reducing GC (V8's gc, exposed here), optionally starts or stops a CPU

@@ -7,6 +7,7 @@
  * A shutdown that takes longer than SHUTDOWN_LIMIT_MS (a platform asking for a very long wait)
  * is cut short. An error that escapes an SDK's event handling is logged and the bot keeps running.
  */
+import { flushCompileCache } from "node:module";
 import { channelsToStart, loadConfig, modelEndpointProblem } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { startBot, type Bot } from "../main.ts";
@@ -65,6 +66,9 @@ export async function runStart(argv: string[] = []): Promise<number> {
       void shutdown(1);
     },
   });
+  // Every module the bot runs is loaded now: the compile cache (bin/gatehouse.js) is written at
+  // once rather than at exit, which a SIGKILL never reaches.
+  flushCompileCache?.();
   // Stays up until a signal, the end of console input, or a failed channel.
   const keepAlive = setInterval(() => {}, 60_000);
   return new Promise<number>(() => void keepAlive);

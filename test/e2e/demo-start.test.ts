@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -75,6 +75,21 @@ describe("npm start with no model endpoint", () => {
     expect(result.stdout).toContain("🔐 Approval needed: shell");
     expect(result.stdout).toMatch(/✅ shell[\s\S]*demo-ran/);
     expect(result.code).toBe(0);
+  }, 60_000);
+
+  it("keeps Node's compile cache, so that the next start needs neither type stripping nor compiling", async () => {
+    const cache = mkdtempSync(path.join(tmpdir(), "gh-demo-cache-"));
+    dirs.push(cache);
+    const files = () => readdirSync(cache, { recursive: true }).length;
+    const first = await run("npm", ["start", "--silent"], "hello\n", { TMPDIR: cache });
+    expect(first.code).toBe(0);
+    const written = files();
+    // The start command, the engine, the store and the console channel at least.
+    expect(written).toBeGreaterThan(50);
+    const second = await run("npm", ["start", "--silent"], "hello\n", { TMPDIR: cache });
+    expect(second.stdout).toMatch(/gatehouse › Hello!/);
+    // Nothing new to compile: the second start read everything from the cache.
+    expect(files()).toBe(written);
   }, 60_000);
 
   it("still stops with the clear error when a platform token is set", async () => {
