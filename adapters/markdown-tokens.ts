@@ -42,12 +42,33 @@ export function lexMarkdown(markdown: string): Token[] {
  * link definitions, say), is sent as escaped plain text, so a message is never lost or empty.
  */
 export function renderMarkdown(markdown: string, style: BlockStyle): string {
+  // Most short answers are one sentence of plain text: rendered as the lexer would render them.
+  return isPlainSentence(markdown) ? style.text(markdown) : renderLexed(markdown, style);
+}
+
+/** renderMarkdown through the lexer, for any text. */
+export function renderLexed(markdown: string, style: BlockStyle): string {
   try {
     const rendered = joinBlocks(renderSequence(lexMarkdown(markdown), style, false));
     return rendered.trim() || !markdown.trim() ? rendered : style.text(markdown);
   } catch {
     return style.text(markdown);
   }
+}
+
+/**
+ * One line the lexer reads as a single paragraph of plain text: no character with a meaning in
+ * Markdown (emphasis, code, links, escapes, entities, raw HTML, tables), nothing a line may start a
+ * block with (heading, quote, list item, rule), no autolink, and no surrounding whitespace.
+ */
+export function isPlainSentence(text: string): boolean {
+  return (
+    text.length > 0 &&
+    text.length <= 2000 &&
+    !/[\\`*_~[\]<>&|!@\n\r\t\0]|:\/\/|www\./i.test(text) &&
+    !/^(\s|[#>+\-=]|\d{1,9}[.)])/.test(text) &&
+    !/\s$/.test(text)
+  );
 }
 
 const NAMED_ENTITIES: Record<string, string> = {

@@ -8,7 +8,9 @@
  * Scenarios: 50 and 200 chats, with the emulator's per-chat limit (a burst of 3 sends per chat per
  * second, 429 + retry_after beyond; BENCH_PER_CHAT_BURST=1 makes it strictly one a second) and
  * without it. Per scenario, rounds alternate Gatehouse / bare,
- * each with a fresh process and fresh emulators; a warm-up round of each bot (which also reads off
+ * each with a fresh process and fresh emulators; each fresh process first answers
+ * BENCH_WARM_MESSAGES (30) messages from other chats, not counted, so that CPU, throughput and
+ * latency are those of a running bot rather than of its JIT warm-up; a warm-up round of each bot (which also reads off
  * which Bot API calls Gatehouse makes per message, for the bare bot to make the same) is not
  * counted. Figures are medians over the rounds; lost / duplicated / unretried are totals.
  *
@@ -16,11 +18,13 @@
  * Knobs: BENCH_ROUNDS (default 3), BENCH_BUDGET_S (default 225; rounds run breadth first — one
  * pair per scenario, then the next — and stop when the budget is used; a Gatehouse round that
  * would overrun its share is cut and its missing answers count as lost), BENCH_SCENARIOS
- * (e.g. "50-limit,200-nolimit"), BENCH_PER_CHAT_BURST (sends per chat per second when limited).
+ * (e.g. "50-limit,200-nolimit"), BENCH_PER_CHAT_BURST (sends per chat per second when limited),
+ * BENCH_WARM_MESSAGES (0 measures cold processes).
  * Exit code 0 whatever the figures; 1 only when the bench itself broke.
  */
 import { planFromCalls, type BareBotPlan, type BotKind } from "./support/bots.ts";
 import { enforcedBurst, TIME_TEXT, type LimitMode } from "./support/emulators.ts";
+import { injectAndWait } from "./support/load.ts";
 import { cleanupAll } from "./support/processes.ts";
 import { describeRound, runRound, type RoundResult } from "./support/round.ts";
 import { fmt, median, ratio, renderTable, sum } from "./support/stats.ts";
@@ -60,6 +64,11 @@ const watchdog = setTimeout(() => {
 watchdog.unref();
 
 const FIRST_USER = 100_000;
+const WARM_USER = 900_000;
+// Each round's fresh process first answers this many messages from other chats (both bots alike),
+// so that a round measures a running bot rather than its first seconds of JIT compilation.
+const WARM_MESSAGES = Math.max(0, Number(process.env.BENCH_WARM_MESSAGES ?? 30));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function round(kind: BotKind, scenario: Scenario, plan: BareBotPlan, capMs: number, chats = scenario.chats, perChat = MESSAGES_PER_CHAT): Promise<RoundResult> {
   return runRound({
@@ -69,6 +78,12 @@ async function round(kind: BotKind, scenario: Scenario, plan: BareBotPlan, capMs
     load: { chats, perChat, text: TIME_TEXT, firstUserId: FIRST_USER },
     idleMs: 15_000,
     capMs,
+    prepare: WARM_MESSAGES === 0 ? undefined : async ({ telegram, model }) => {
+      const warm = await injectAndWait(telegram, model, { chats: WARM_MESSAGES, perChat: 1, text: TIME_TEXT, firstUserId: WARM_USER });
+      // The per-chat windows of the warm-up chats have nothing to do with the load's; a pause keeps any other window apart too.
+      await sleep(1_100);
+      return `warmed up with ${warm.answered}/${warm.messages}`;
+    },
   });
 }
 

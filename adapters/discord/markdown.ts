@@ -75,7 +75,7 @@ function inline(tokens: Token[], inBold: boolean): string {
     .join("");
 }
 
-const DISCORD_MARKDOWN: BlockStyle = {
+export const DISCORD_MARKDOWN: BlockStyle = {
   inline: (tokens) => inline(tokens, false),
   text: (text) => text,
   heading(tokens, depth) {

@@ -89,7 +89,7 @@ function inline(tokens: Token[], spans: Spans): string {
     .join("");
 }
 
-const SLACK_MRKDWN: BlockStyle = {
+export const SLACK_MRKDWN: BlockStyle = {
   inline: (tokens) => inline(tokens, NO_SPANS),
   text: escapeSlackText,
   heading(tokens) {

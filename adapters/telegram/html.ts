@@ -78,7 +78,7 @@ function inline(tokens: Token[], spans: Spans): string {
     .join("");
 }
 
-const TELEGRAM_HTML: BlockStyle = {
+export const TELEGRAM_HTML: BlockStyle = {
   inline: (tokens) => inline(tokens, NO_SPANS),
   text: escapeHtml,
   heading(tokens) {
