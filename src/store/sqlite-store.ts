@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { ChatMessage } from "../model/types.ts";
 import { chainEntry } from "./audit-chain.ts";
+import { HistoryCache } from "./history-cache.ts";
 import { decodeMessage, encodeMessage } from "./message-codec.ts";
 import { assertSchemaNotNewer, migrate, StoreVersionError } from "./migrations.ts";
 import {
@@ -80,12 +81,14 @@ class SqliteStore implements Store {
   readonly #db: DatabaseSync;
   readonly #q: Statements;
   readonly #now: () => number;
+  readonly #history: HistoryCache;
   #lastSeenPurge = Number.NEGATIVE_INFINITY;
 
   constructor(db: DatabaseSync, statements: Statements, now: () => number) {
     this.#db = db;
     this.#q = statements;
     this.#now = now;
+    this.#history = new HistoryCache(() => (statements.dataVersion.get() as { data_version: number }).data_version);
   }
 
   async appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void> {
@@ -97,13 +100,18 @@ class SqliteStore implements Store {
         this.#q.insertMessage.run({ session_key: sessionKey, generation, at, body: encodeMessage(message) });
       }
     });
+    this.#history.appended(sessionKey, messages);
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {
     const n = Math.floor(limit);
     if (!(n > 0)) return [];
+    const held = this.#history.load(sessionKey, n);
+    if (held) return held;
     const rows = this.#q.lastMessages.all({ key: sessionKey, limit: n }) as { body: string }[];
-    return rows.reverse().map((row) => decodeMessage(row.body));
+    const messages = rows.reverse().map((row) => decodeMessage(row.body));
+    this.#history.loaded(sessionKey, n, messages);
+    return messages;
   }
 
   async importSession(session: Omit<SessionInfo, "messageCount">, messages: ChatMessage[]): Promise<void> {
@@ -114,10 +122,12 @@ class SqliteStore implements Store {
         this.#q.insertMessage.run({ session_key: session.key, generation: 1, at: session.updatedAt, body: encodeMessage(message) });
       }
     });
+    this.#history.forget(session.key);
   }
 
   async resetSession(sessionKey: string): Promise<void> {
-    this.#q.resetSession.run({ key: sessionKey, at: this.#now() });
+    if (this.#q.resetSession.run({ key: sessionKey, at: this.#now() }).changes > 0) this.#history.reset(sessionKey);
+    else this.#history.forget(sessionKey);
   }
 
   async listSessions(limit?: number): Promise<SessionInfo[]> {
@@ -294,12 +304,12 @@ class SqliteStore implements Store {
   }
 
   #transaction(work: () => void): void {
-    this.#db.exec("BEGIN IMMEDIATE");
+    this.#q.begin.run();
     try {
       work();
-      this.#db.exec("COMMIT");
+      this.#q.commit.run();
     } catch (err) {
-      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      if (this.#db.isTransaction) this.#q.rollback.run();
       throw err;
     }
   }

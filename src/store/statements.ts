@@ -6,6 +6,11 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { ALWAYS_COLUMNS } from "./always-rows.ts";
 
 const SQL = {
+  begin: `BEGIN IMMEDIATE`,
+  commit: `COMMIT`,
+  rollback: `ROLLBACK`,
+  // Changes when another connection commits (see history-cache.ts).
+  dataVersion: `PRAGMA data_version`,
   touchSession: `
     INSERT INTO sessions (key, generation, created_at, updated_at) VALUES ($key, 1, $at, $at)
     ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
