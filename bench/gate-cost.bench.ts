@@ -9,10 +9,10 @@
  * appending messages. Both run in this process, one turn at a time, in alternating rounds.
  *
  * Contenders per round: `engine` (as above), `engine-lean` (receipts off, logger silent: what of the
- * cost is receipts and logging), `bare`. Tools: `probe` (a cheap tool, like test/engine/fixture.ts's)
+ * cost is receipts and logging), `bare`; a round runs their turns interleaved one by one. Tools: `probe` (a cheap tool, like test/engine/fixture.ts's)
  * and `current_time` (the built-in, a different time zone per call so the loop detector has no reason
- * to step in). Figures: median wall time per turn over the rounds' medians, and CPU per turn (this
- * process, so the emulator's share is in both and the same).
+ * to step in). Figures: the median over the rounds of each round's median wall time per turn, and
+ * of CPU per turn (this process, so the emulator's share is in both and the same).
  *
  * Run: `npm run bench -- gate-cost` (or `node bench/gate-cost.bench.ts`). Knobs: BENCH_ROUNDS (7),
  * BENCH_TURNS (30 per round), BENCH_CALLS (10), BENCH_TOOLS ("probe,current_time"), BENCH_LOG_LEVEL
@@ -186,21 +186,35 @@ interface RoundFigures {
   requestsPerTurn: number;
 }
 
-async function round(run: () => Promise<string>, turns: number): Promise<RoundFigures> {
+/** Per contender: a round's turns, each timed on its own. */
+type Samples = { ms: number[]; cpuMs: number[]; requests: number };
+
+async function timedTurn(run: () => Promise<string>, into: Samples): Promise<void> {
   const before = emu.requests.length;
-  const times: number[] = [];
   const cpu0 = process.cpuUsage();
-  for (let i = 0; i < turns; i++) {
-    const t0 = performance.now();
-    const text = await run();
-    times.push(performance.now() - t0);
-    if (!text.startsWith(`All ${CALLS} checks`)) throw new Error(`unexpected answer: ${text.slice(0, 120)}`);
-  }
+  const t0 = performance.now();
+  const text = await run();
+  into.ms.push(performance.now() - t0);
   const cpu = process.cpuUsage(cpu0);
-  const requests = emu.requests.length - before;
-  // The emulator keeps every request body; drop them so that its memory does not grow round by round.
-  emu.requests.length = 0;
-  return { medianMs: median(times), cpuMsPerTurn: (cpu.user + cpu.system) / 1000 / turns, requestsPerTurn: requests / turns };
+  into.cpuMs.push((cpu.user + cpu.system) / 1000);
+  into.requests += emu.requests.length - before;
+  if (!text.startsWith(`All ${CALLS} checks`)) throw new Error(`unexpected answer: ${text.slice(0, 120)}`);
+}
+
+/**
+ * One round: `turns` turns of each contender, interleaved turn by turn in `order`, so that a
+ * change in the machine's load while the round runs falls on every contender alike.
+ */
+async function round(runs: Partial<Record<Contender, () => Promise<string>>>, order: Contender[], turns: number): Promise<Partial<Record<Contender, RoundFigures>>> {
+  const samples = new Map<Contender, Samples>(order.map((c) => [c, { ms: [], cpuMs: [], requests: 0 }]));
+  for (let i = 0; i < turns; i++) {
+    for (const c of order) await timedTurn(runs[c]!, samples.get(c)!);
+    // The emulator keeps every request body; drop them so that its memory does not grow turn by turn.
+    emu.requests.length = 0;
+  }
+  const out: Partial<Record<Contender, RoundFigures>> = {};
+  for (const [c, s] of samples) out[c] = { medianMs: median(s.ms), cpuMsPerTurn: median(s.cpuMs), requestsPerTurn: s.requests / turns };
+  return out;
 }
 
 const rows: string[][] = [];
@@ -220,15 +234,16 @@ try {
     const specs: ToolSpec[] = offered.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
     const byName = new Map(full.exec.catalog().map((t) => [t.name, t] as const));
     const bare = bareLoop(full.exec.model, specs, byName, full.exec.knobs.workspace);
-    await round(() => engineTurn(full), 5);
-    await round(() => engineTurn(lean), 5);
-    await round(bare, 5);
-
     const runs: Record<Contender, () => Promise<string>> = { engine: () => engineTurn(full), "engine-lean": () => engineTurn(lean), bare };
+    await round(runs, ["engine", "engine-lean", "bare"], 5);
+
     const figures: Record<Contender, RoundFigures[]> = { engine: [], "engine-lean": [], bare: [] };
-    const orders: Contender[][] = [["engine", "bare", "engine-lean"], ["bare", "engine-lean", "engine"], ["engine-lean", "engine", "bare"]];
+    // Both cyclic orders, alternating: each contender follows each other one (and whatever work the
+    // previous turn left running) about equally often.
+    const orders: Contender[][] = [["engine", "bare", "engine-lean"], ["bare", "engine", "engine-lean"]];
     for (let r = 0; r < ROUNDS; r++) {
-      for (const c of orders[r % orders.length]!) figures[c].push(await round(runs[c], TURNS));
+      const figured = await round(runs, orders[r % orders.length]!, TURNS);
+      for (const c of orders[r % orders.length]!) figures[c].push(figured[c]!);
     }
     const med = (c: Contender, pick: (f: RoundFigures) => number) => median(figures[c].map(pick));
     const bareMs = med("bare", (f) => f.medianMs);
