@@ -73,8 +73,12 @@ const NAMED_SECRETS: Array<[RegExp, (match: string, ...groups: string[]) => stri
   [/\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9._~%+-]+:[A-Za-z0-9._~%!*+=-]+@/gi, (_m, scheme) => `${scheme}[redacted]@`],
 ];
 
-/** A word every named-secret pattern needs: text without one has no secret given by name. */
-const NAMED_HINT = /author|api|bearer|pass|secret|token|key|:\/\//i;
+/**
+ * A word every named-secret pattern needs: text without one has no secret given by name. ("key"
+ * alone is not one: every log line has a sessionKey; the names with "key" are api…, access…,
+ * private….)
+ */
+const NAMED_HINT = /author|api|bearer|pass|secret|token|access[_-]?key|private[_-]?key|:\/\//i;
 
 /**
  * Returns `text` with every known secret, token-shaped string, and credential-looking value given under

@@ -19,3 +19,19 @@ describe("the logger", () => {
     expect(text).toContain("[redacted]");
   });
 });
+
+describe("the logger's censoring by key", () => {
+  it("censors secret fields at the top and one level down, and leaves the logged object unchanged", () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: "info", destinations: [{ write: (l: string) => void lines.push(l) }] });
+    const fields = { apiKey: "short", config: { password: "pw", name: "kept" }, list: ["a"], n: 1 };
+    log.info(fields, "starting");
+    const line = JSON.parse(lines[0]!);
+    expect(line.apiKey).toBe("[redacted]");
+    expect(line.config).toEqual({ password: "[redacted]", name: "kept" });
+    expect(line.list).toEqual(["a"]);
+    expect(line.n).toBe(1);
+    expect(fields.apiKey).toBe("short");
+    expect(fields.config.password).toBe("pw");
+  });
+});
