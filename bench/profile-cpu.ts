@@ -10,7 +10,7 @@
  * The same for the bare bot (bench/baseline/bare-telegram-bot.ts) unless BENCH_PROFILE_BOTS says otherwise.
  *
  * Run: `node bench/profile-cpu.ts`. Knobs: BENCH_CHATS (200), BENCH_PER_CHAT (3), BENCH_LOG_LEVEL
- * (warn, as the throughput bench; try info, the default), BENCH_PROFILE_BOTS (gatehouse,bare),
+ * (info, the default level, as the throughput bench), BENCH_PROFILE_BOTS (gatehouse,bare),
  * BENCH_PROFILE (1; 0 = counts and CPU only), BENCH_PROF_DIR (/tmp/prof: the .cpuprofile files stay
  * there), BENCH_TOP (40), BENCH_GATEHOUSE_ENV (extra env for Gatehouse, "K=V,K=V").
  */
@@ -26,7 +26,7 @@ import { renderTable } from "./support/stats.ts";
 
 const CHATS = Number(process.env.BENCH_CHATS ?? 200);
 const PER_CHAT = Number(process.env.BENCH_PER_CHAT ?? 3);
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "info";
 const BOTS = (process.env.BENCH_PROFILE_BOTS ?? "gatehouse,bare").split(",").map((s) => s.trim()) as BotKind[];
 const PROFILE = process.env.BENCH_PROFILE !== "0";
 const PROF_DIR = process.env.BENCH_PROF_DIR ?? "/tmp/prof";

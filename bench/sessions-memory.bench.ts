@@ -17,7 +17,7 @@
  * Run: `npm run bench -- sessions-memory` (or `node bench/sessions-memory.bench.ts`).
  * Knobs: BENCH_SESSIONS (10000), BENCH_WAVE (500), BENCH_QUIET_MS (3000), BENCH_LOAD_BUDGET_S (150:
  * the waves stop when it is used; the growth is then given for the sessions reached, and FAILs),
- * BENCH_LOG_LEVEL (warn, as the throughput bench), BENCH_BARE_SESSIONS (200; more drives the bare
+ * BENCH_LOG_LEVEL (info, the default level, as the throughput bench), BENCH_BARE_SESSIONS (200; more drives the bare
  * bot on, for its own growth over the same waves), BENCH_GATEHOUSE_ENV ("K=V,K=V" for Gatehouse, e.g.
  * MALLOC_ARENA_MAX=2). Exit code 0 whatever the figures; 1 when the bench itself broke.
  */
@@ -35,7 +35,7 @@ const TOTAL = Math.max(200, Number(process.env.BENCH_SESSIONS ?? 10_000));
 const WAVE = Math.max(1, Number(process.env.BENCH_WAVE ?? 500));
 const QUIET_MS = Math.max(0, Number(process.env.BENCH_QUIET_MS ?? 3000));
 const LOAD_BUDGET_MS = Math.max(20, Number(process.env.BENCH_LOAD_BUDGET_S ?? 150)) * 1000;
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "info";
 const BARE_TOTAL = Number(process.env.BENCH_BARE_SESSIONS ?? 200);
 const EXTRA_ENV = Object.fromEntries((process.env.BENCH_GATEHOUSE_ENV ?? "").split(",").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
 const GROWTH_TARGET_MB = 50;

@@ -59,7 +59,8 @@ export async function startGatehouse(
       TELEGRAM_API_ROOT: telegram.apiRoot,
       OPENAI_BASE_URL: model.baseURL,
       OPENAI_API_KEY: "bench-key",
-      LOG_LEVEL: options.logLevel ?? "warn",
+      // The default level, as `npm start` runs it.
+      LOG_LEVEL: options.logLevel ?? "info",
       ...options.extraEnv,
     },
   });
