@@ -39,6 +39,7 @@ import type { ResolvedExecution, ToolActivation } from "./engine/types.ts";
 import { createReceiptSigner } from "./observe/receipt-signer.ts";
 import { RuntimeStatus } from "./observe/runtime-status.ts";
 import { watchChannelHealth } from "./observe/channel-health.ts";
+import { batchedLog } from "./observe/log-batch.ts";
 import { openRotatingLog } from "./observe/log-files.ts";
 import { startHttpServer, type HttpServer } from "./http/server.ts";
 import { Readiness, type ReadinessCheck } from "./http/readiness.ts";
@@ -102,7 +103,7 @@ function logDestinations(config: Config, channels: ChannelName[]) {
   const file = openRotatingLog(config.dataDir);
   // The console channel owns the terminal: logs go to the file only.
   const stdout = channels.includes("console") ? [] : [process.stdout];
-  return [file, ...stdout];
+  return [batchedLog([file, ...stdout])];
 }
 
 /** Builds and starts the bot. Throws ConfigError for configuration a person must fix. */
