@@ -139,7 +139,11 @@ export function spawnNode(options: SpawnOptions): ManagedProcess {
   const onData = (d: Buffer) => {
     const text = d.toString();
     out += text;
-    if (out.length > OUTPUT_LIMIT) out = out.slice(out.length - OUTPUT_LIMIT);
+    // Keeps the last OUTPUT_LIMIT characters, from the start of a line.
+    if (out.length > OUTPUT_LIMIT) {
+      const cut = out.indexOf("\n", out.length - OUTPUT_LIMIT);
+      out = cut < 0 ? out.slice(out.length - OUTPUT_LIMIT) : out.slice(cut + 1);
+    }
     for (const l of listeners) l(text);
   };
   child.stdout!.on("data", onData);
