@@ -1,7 +1,7 @@
 /**
  * The pino logger, with secrets redacted twice over: by key (token, apiKey, authorization…, at
- * the top of a line's fields or one level down) and by value (every configured secret string, and token-shaped strings, are masked
- * wherever they appear in a line).
+ * the top of a line's fields or one level down) and by value (every configured secret string, and
+ * token-shaped strings, are masked wherever they appear in a line).
  */
 import { pino, type Logger, type DestinationStream } from "pino";
 import { scrubSecrets, registerSecret } from "./scrub.ts";
