@@ -57,17 +57,20 @@ export function renderLexed(markdown: string, style: BlockStyle): string {
 }
 
 /**
- * One line the lexer reads as a single paragraph of plain text: no character with a meaning in
- * Markdown (emphasis, code, links, escapes, entities, raw HTML, tables), nothing a line may start a
- * block with (heading, quote, list item, rule), no autolink, and no surrounding whitespace.
+ * Text the lexer reads as one paragraph of plain text, on one line or several: no character with a
+ * meaning in Markdown (emphasis, code, links, escapes, entities, raw HTML, tables) — an underscore
+ * only inside a word (`current_time`), where it is never emphasis — no line that starts a block
+ * (heading, quote, list item, rule, indented code), no blank line, no autolink, and no whitespace at
+ * either end of a line (two trailing spaces would be a hard break).
  */
 export function isPlainSentence(text: string): boolean {
   return (
     text.length > 0 &&
     text.length <= 2000 &&
-    !/[\\`*_~[\]<>&|!@\n\r\t\0]|:\/\/|www\./i.test(text) &&
-    !/^(\s|[#>+\-=]|\d{1,9}[.)])/.test(text) &&
-    !/\s$/.test(text)
+    !/[\\`*~[\]<>&|!@\r\t\0]|:\/\/|www\.|\n\n/i.test(text) &&
+    !/(^|[^A-Za-z0-9_])_|_($|[^A-Za-z0-9_])/.test(text) &&
+    !/(^|\n)(\s|[#>+\-=]|\d{1,9}[.)])/.test(text) &&
+    !/\s(\n|$)/.test(text)
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * Short answers of plain text skip the Markdown lexer (adapters/markdown-tokens.ts): for every
+ * Short answers and progress lines of plain text skip the Markdown lexer (adapters/markdown-tokens.ts): for every
  * platform, what they render to must be exactly what the lexer's walk renders, and text with any
  * Markdown in it must still go through the lexer.
  */
@@ -25,14 +25,20 @@ const PLAIN = [
   "Tuesday, 1 December 2026 13:05",
   "Es ist 13:05 Uhr in Berlin (UTC+01:00).",
   "Q3 revenue: 1.2M, up 8.5 percent",
+  "⏳ current_time: UTC",
+  "⏳ current_time: UTC\n✅ current_time (0.0s)\n🔐 write_file: waiting for approval",
+  "snake_case_name and x__y and 2_000",
+  "line one\nline two",
 ];
 
 const NOT_PLAIN = [
   ...Object.values(MARKDOWN_SAMPLES),
   "- an item", "+ an item", "1. first", "2) second", "---", "=== ", "# heading", "> quote", "| a | b |",
   "a *b* c", "a _b_ c", "a ~~b~~ c", "a `b` c", "see [x](y)", "AT&amp;T", "a < b", "a > b", "x\\y",
-  "go to www.example.com", "see https://example.com", "mail ann@example.com", "line one\nline two",
+  "go to www.example.com", "see https://example.com", "mail ann@example.com",
   " leading space", "trailing space ", "tab\there", "bang! here", "",
+  "a\n\nb", "a \nb", "a\n b", "a\n- b", "a\n---", "a\n===", "a\n1. b", "a\n# b", "a\n> b", "a\n",
+  "_x", "x_", "x _y", "x_ y", "é_x", "(_x_)", "__init__", "carriage\rreturn",
 ];
 
 describe("plain sentences skip the Markdown lexer", () => {
@@ -45,7 +51,7 @@ describe("plain sentences skip the Markdown lexer", () => {
     });
   }
 
-  it("anything with Markdown, several lines or surrounding spaces goes through the lexer", () => {
+  it("anything with Markdown, a blank or block-starting line, an underscore outside a word or surrounding spaces goes through the lexer", () => {
     for (const text of NOT_PLAIN) expect(isPlainSentence(text), JSON.stringify(text)).toBe(false);
   });
 });
