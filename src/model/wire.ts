@@ -60,3 +60,44 @@ export const completionSchema = z.object({
 export type CompletionChunk = z.infer<typeof completionChunkSchema>;
 export type ToolCallDelta = z.infer<typeof toolCallDeltaSchema>;
 export type Completion = z.infer<typeof completionSchema>;
+
+/**
+ * A streamed chunk, checked as completionChunkSchema checks it. Chunks of the usual shape (string
+ * text, string arguments) are checked by hand and used as they are, which costs a small part of a
+ * zod parse and reads the same; anything else goes through the schema.
+ */
+export function parseChunk(raw: unknown): CompletionChunk {
+  return isUsualChunk(raw) ? raw : completionChunkSchema.parse(raw);
+}
+
+function isUsualChunk(raw: unknown): raw is CompletionChunk {
+  if (!isRecord(raw) || !Array.isArray(raw.choices)) return false;
+  for (const choice of raw.choices as unknown[]) {
+    if (!isRecord(choice) || !isNullishString(choice.finish_reason)) return false;
+    const delta = choice.delta;
+    if (delta == null) continue;
+    if (!isRecord(delta) || !isNullishString(delta.content)) return false;
+    const calls = delta.tool_calls;
+    if (calls == null) continue;
+    if (!Array.isArray(calls)) return false;
+    for (const call of calls as unknown[]) if (!isUsualCallDelta(call)) return false;
+  }
+  return true;
+}
+
+function isUsualCallDelta(call: unknown): boolean {
+  if (!isRecord(call) || !isNullishString(call.id)) return false;
+  const index = call.index;
+  if (index != null && !(Number.isInteger(index) && (index as number) >= 0)) return false;
+  const fn = call.function;
+  if (fn == null) return true;
+  return isRecord(fn) && isNullishString(fn.name) && (fn.arguments === undefined || typeof fn.arguments === "string");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isNullishString(value: unknown): boolean {
+  return value == null || typeof value === "string";
+}
