@@ -10,6 +10,18 @@ describe("current_time", () => {
     expect(result).toEqual({ success: true, output: "2025-03-01T12:00:00+00:00 (Saturday, UTC)\nUTC: 2025-03-01T12:00:00.000Z" });
   });
 
+  it("tells UTC exactly as the IANA zone Etc/UTC is told, on every weekday and at the ends of a day", async () => {
+    for (let day = 0; day < 7; day++) {
+      for (const ms of [0, 86_399_999, 32_707_250]) {
+        // From Sunday 25 February 2024 on, across the leap day.
+        const instant = new Date(Date.UTC(2024, 1, 25 + day) + ms);
+        const utc = await currentTimeTool({ now: () => instant }).execute({ timezone: "UTC" }, contextFor("/tmp"));
+        const etc = await currentTimeTool({ now: () => instant }).execute({ timezone: "Etc/UTC" }, contextFor("/tmp"));
+        expect(utc.output).toBe(etc.output.replace("Etc/UTC", "UTC"));
+      }
+    }
+  });
+
   it("tells the local time with its offset in an IANA zone", async () => {
     const result = await currentTimeTool({ now: fixed }).execute({ timezone: "Asia/Kolkata" }, contextFor("/tmp"));
     expect(result.output.split("\n")[0]).toBe("2025-03-01T17:30:00+05:30 (Saturday, Asia/Kolkata)");

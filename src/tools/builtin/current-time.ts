@@ -32,6 +32,9 @@ export function currentTimeTool(options: CurrentTimeOptions = {}): Tool<CurrentT
     async execute(args) {
       const instant = now();
       const zone = args.timezone ?? "UTC";
+      const utc = instant.toISOString();
+      // UTC, the usual case, needs no formatter: the ISO string is the local time.
+      if (zone === "UTC") return succeeded(`${utc.slice(0, 19)}+00:00 (${WEEKDAYS[instant.getUTCDay()]}, UTC)\nUTC: ${utc}`);
       let local: string;
       try {
         local = isoInZone(instant, zone);
@@ -39,10 +42,12 @@ export function currentTimeTool(options: CurrentTimeOptions = {}): Tool<CurrentT
         return failed(`unknown time zone "${zone}": use an IANA name such as "Europe/Berlin" or "America/New_York"`);
       }
       const weekday = formatsFor(zone).weekday.format(instant);
-      return succeeded(`${local} (${weekday}, ${zone})\nUTC: ${instant.toISOString()}`);
+      return succeeded(`${local} (${weekday}, ${zone})\nUTC: ${utc}`);
     },
   };
 }
+
+const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
 /** Formatters per time zone: building one is far slower than using it. Bounded: zones are few, names many. */
 const formats = new Map<string, { iso: Intl.DateTimeFormat; weekday: Intl.DateTimeFormat }>();
