@@ -49,6 +49,9 @@ export interface ModelClientOptions {
 
 type Mode = "native" | "text";
 
+/** The abort reason of a request that has ended (made once: an abort without a reason builds an error each time). */
+const REQUEST_OVER = Object.freeze({ name: "RequestOver", message: "the model request is over" });
+
 /** A stream that ended before the reply was whole (connection cut, no finish reason). */
 class StreamDropped extends Error {
   constructor(cause?: unknown) {
@@ -157,15 +160,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
 
   async function streamed(params: Params, request: ModelRequest, mode: Mode, ctx: FailureContext, shown: { any: boolean }): Promise<AssembledReply> {
     // One controller stops the request: the idle timer's, which the caller's signal also trips.
-    const idle = new AbortController();
-    const onCallerAbort = () => idle.abort(request.signal?.reason);
-    if (request.signal?.aborted) onCallerAbort();
-    else request.signal?.addEventListener("abort", onCallerAbort, { once: true });
-    try {
-      return await streamedReply(params, request, mode, ctx, shown, idle);
-    } finally {
-      request.signal?.removeEventListener("abort", onCallerAbort);
-    }
+    return withRequestController(request.signal, (idle) => streamedReply(params, request, mode, ctx, shown, idle));
   }
 
   async function streamedReply(params: Params, request: ModelRequest, mode: Mode, ctx: FailureContext, shown: { any: boolean }, idle: AbortController): Promise<AssembledReply> {
@@ -218,7 +213,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   }
 
   async function whole(params: Params, request: ModelRequest): Promise<AssembledReply> {
-    const raw: unknown = await sdk.chat.completions.create({ ...params, stream: false }, { signal: request.signal });
+    const raw: unknown = await withRequestController(request.signal, (controller) =>
+      sdk.chat.completions.create({ ...params, stream: false }, { signal: controller.signal }),
+    );
     const parsed = completionSchema.safeParse(raw);
     if (!parsed.success) throw badResponse({ baseURL: sdk.baseURL });
     return fromCompletion(parsed.data);
@@ -243,6 +240,24 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     complete: (request) => attempt(request, protocol, options.toolProtocol === "auto" && protocol === "native" && !!request.tools?.length),
     describe: () => info.describe(),
   };
+}
+
+/**
+ * Runs one request with a controller of its own that the caller's signal trips, and aborts it when
+ * the request is over, whichever way. That releases what fetch hung on the request's signal: a
+ * signal the SDK composes with AbortSignal.any stays referenced, listeners and all, until it aborts.
+ */
+async function withRequestController<T>(callerSignal: AbortSignal | undefined, run: (controller: AbortController) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onCallerAbort = () => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted) onCallerAbort();
+  else callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+  try {
+    return await run(controller);
+  } finally {
+    callerSignal?.removeEventListener("abort", onCallerAbort);
+    controller.abort(REQUEST_OVER);
+  }
 }
 
 /** The message for a reply cut short: said plainly, and what to do. */
