@@ -144,4 +144,4 @@ async function finishBody(reader: ReadableStreamDefaultReader<Uint8Array>): Prom
 }
 
 /** How long a body may stay open after `[DONE]` before it is cancelled. */
-const AFTER_DONE_WAIT_MS = 200;
+const AFTER_DONE_WAIT_MS = 50;
