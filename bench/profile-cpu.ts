@@ -1,7 +1,7 @@
 /**
  * Where Gatehouse's CPU per message goes (a diagnostic, not a `*.bench.ts`: `npm run bench` does
  * not run it). Starts Gatehouse as bench/support/bots.ts does (`node bin/gatehouse.js start`, Telegram
- * and OpenAI emulators, no per-chat limit) with the probe of bench/support/probe-preload.ts loaded,
+ * and OpenAI emulators, no per-chat limit unless asked) with the probe of bench/support/probe-preload.ts loaded,
  * warms it up, then profiles one load (default 200 chats × 3 "what time is it") and prints:
  *   - CPU ms per message (from /proc, with and without the profiler running: see BENCH_PROFILE=0),
  *   - per message: SQLite statements (writes, reads, transactions; by statement), log lines
@@ -9,7 +9,8 @@
  *   - self time by package, file and function (top 40) and inclusive time of functions.
  * The same for the bare bot (bench/baseline/bare-telegram-bot.ts) unless BENCH_PROFILE_BOTS says otherwise.
  *
- * Run: `node bench/profile-cpu.ts`. Knobs: BENCH_CHATS (200), BENCH_PER_CHAT (3), BENCH_LOG_LEVEL
+ * Run: `node bench/profile-cpu.ts`. Knobs: BENCH_CHATS (200), BENCH_PER_CHAT (3), BENCH_LIMIT (unlimited;
+ * "enforced" puts Telegram's per-chat limit on, as in the throughput bench), BENCH_LOG_LEVEL
  * (info, the default level, as the throughput bench), BENCH_PROFILE_BOTS (gatehouse,bare),
  * BENCH_PROFILE (1; 0 = counts and CPU only), BENCH_PROF_DIR (/tmp/prof: the .cpuprofile files stay
  * there), BENCH_TOP (40), BENCH_GATEHOUSE_ENV (extra env for Gatehouse, "K=V,K=V").
@@ -25,6 +26,7 @@ import { groupTimes, readProfile, renderSummary, summarizeProfile } from "./supp
 import { renderTable } from "./support/stats.ts";
 
 const CHATS = Number(process.env.BENCH_CHATS ?? 200);
+const LIMIT = process.env.BENCH_LIMIT === "enforced" ? "enforced" : "unlimited";
 const PER_CHAT = Number(process.env.BENCH_PER_CHAT ?? 3);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "info";
 const BOTS = (process.env.BENCH_PROFILE_BOTS ?? "gatehouse,bare").split(",").map((s) => s.trim()) as BotKind[];
@@ -94,7 +96,7 @@ const HOTSPOTS: Record<string, RegExp> = {
 mkdirSync(PROF_DIR, { recursive: true });
 const messages = CHATS * PER_CHAT;
 for (const kind of BOTS) {
-  const emulators = await startEmulators("unlimited");
+  const emulators = await startEmulators(LIMIT);
   const { telegram, model } = emulators;
   const probeDir = makeTempDir(`gh-bench-probe-${kind}-`);
   const probeOut = path.join(probeDir, "probe.json");
