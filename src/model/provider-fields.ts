@@ -9,6 +9,7 @@
  */
 import { APIError } from "openai";
 import type { ChatMessage, ModelReply, ProviderFields, ToolCallMessagePart } from "./types.ts";
+import { isRecord } from "./wire.ts";
 
 /** Reply-message fields providers need back (reasoning, signatures); other extra fields are per-chunk noise. */
 const MESSAGE_FIELDS = ["reasoning_content", "reasoning", "reasoning_details", "extra_content"] as const;
@@ -55,7 +56,7 @@ function mergeValue(key: string, old: unknown, next: unknown): unknown {
     }
     return out;
   }
-  if (isObject(old) && isObject(next)) {
+  if (isRecord(old) && isRecord(next)) {
     const out: Record<string, unknown> = { ...old };
     for (const [k, v] of Object.entries(next)) out[k] = mergeValue(k, out[k], v);
     return out;
@@ -64,11 +65,7 @@ function mergeValue(key: string, old: unknown, next: unknown): unknown {
 }
 
 function indexOf(item: unknown): number | undefined {
-  return isObject(item) && typeof item.index === "number" ? item.index : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isRecord(item) && typeof item.index === "number" ? item.index : undefined;
 }
 
 /**

@@ -94,7 +94,8 @@ function isUsualCallDelta(call: unknown): boolean {
   return isRecord(fn) && isNullishString(fn.name) && (fn.arguments === undefined || typeof fn.arguments === "string");
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A plain object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
