@@ -49,9 +49,6 @@ export interface ModelClientOptions {
 
 type Mode = "native" | "text";
 
-/** The abort reason of a request that has ended (made once: an abort without a reason builds an error each time). */
-const REQUEST_OVER = Object.freeze({ name: "RequestOver", message: "the model request is over" });
-
 /** A stream that ended before the reply was whole (connection cut, no finish reason). */
 class StreamDropped extends Error {
   constructor(cause?: unknown) {
@@ -64,7 +61,7 @@ class StreamDropped extends Error {
 export function createModelClient(options: ModelClientOptions): ModelClient {
   registerSecret(options.apiKey);
   const log = options.log.child({ component: "model" });
-  const sdk = new OpenAI({
+  const sdk = new ModelSdk({
     // Local servers usually need no key, but the SDK insists on one.
     apiKey: options.apiKey || "no-key",
     baseURL: options.baseURL,
@@ -243,9 +240,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
 }
 
 /**
- * Runs one request with a controller of its own that the caller's signal trips, and aborts it when
- * the request is over, whichever way. That releases what fetch hung on the request's signal: a
- * signal the SDK composes with AbortSignal.any stays referenced, listeners and all, until it aborts.
+ * Runs one request with a controller of its own, which the caller's signal trips. The SDK is given
+ * only this per-request signal (see ModelSdk): what hangs on it goes when the request does.
  */
 async function withRequestController<T>(callerSignal: AbortSignal | undefined, run: (controller: AbortController) => Promise<T>): Promise<T> {
   const controller = new AbortController();
@@ -256,7 +252,25 @@ async function withRequestController<T>(callerSignal: AbortSignal | undefined, r
     return await run(controller);
   } finally {
     callerSignal?.removeEventListener("abort", onCallerAbort);
-    controller.abort(REQUEST_OVER);
+  }
+}
+
+/**
+ * The SDK's client, with the request's signal passed to fetch by a listener on the SDK's own
+ * per-attempt controller rather than composed with `AbortSignal.any`. Node keeps a composed signal
+ * that fetch listens on (with all it references) until it aborts, so every request would have to
+ * end with an abort, which costs more than the request's own signal handling. The signal given
+ * here must be the request's own (withRequestController's): the listener lives as long as it does.
+ */
+class ModelSdk extends OpenAI {
+  override fetchWithTimeout(...[url, init, ms, controller]: Parameters<OpenAI["fetchWithTimeout"]>): Promise<Response> {
+    const signal = init?.signal;
+    if (signal) {
+      const stop = () => controller.abort(signal.reason);
+      if (signal.aborted) stop();
+      else signal.addEventListener("abort", stop, { once: true });
+    }
+    return super.fetchWithTimeout(url, { ...init, signal: undefined }, ms, controller);
   }
 }
 

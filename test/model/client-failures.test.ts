@@ -65,17 +65,26 @@ describe("model client failures", () => {
     fixture.emulator.script({ hang: true });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
     const error = await failure(client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal }));
     expect(error.kind).toBe("aborted");
+    // At once, not at the timeout; and the request itself is dropped, so the server stops working on it.
+    expect(Date.now() - started).toBeLessThan(2_500);
+    await expect.poll(() => fixture.emulator.requests.at(-1)?.hungUp, { timeout: 2_000 }).toBe(true);
+    expect(fixture.emulator.requests).toHaveLength(1);
   });
 
   it("stops a stream that is already flowing when the turn is cancelled", async () => {
     fixture.emulator.script({ hang: true, afterText: "thinking about it" });
     const controller = new AbortController();
+    const started = Date.now();
     const error = await failure(
       client({ timeoutMs: 5_000 }).complete({ messages: ASK, signal: controller.signal, onTextDelta: () => controller.abort() }),
     );
     expect(error.kind).toBe("aborted");
+    expect(Date.now() - started).toBeLessThan(2_500);
+    await expect.poll(() => fixture.emulator.requests.at(-1)?.hungUp, { timeout: 2_000 }).toBe(true);
+    expect(fixture.emulator.requests).toHaveLength(1);
   });
 
   it("says where it tried and what to set when nothing listens there", async () => {

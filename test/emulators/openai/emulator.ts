@@ -18,6 +18,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The prompt's size in o200k tokens (only when the emulator has a `contextTokens` window). */
   promptTokens?: number;
+  /** For a `hang` step: set when the client closed the connection (gave up or was cancelled). */
+  hungUp?: boolean;
 }
 
 /** Options for `startOpenAIEmulator`. */
@@ -106,6 +108,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
       if (recorded.promptTokens > options.contextTokens) return sendJson(res, 400, contextLengthRefusal(options.contextTokens, recorded.promptTokens));
     }
     const step = queue.length ? queue.shift()! : fallback(recorded);
+    if ("hang" in step) res.on("close", () => void (recorded.hungUp = true));
     answer(step, body, res);
   }
 
