@@ -57,10 +57,9 @@ export function registerEgressHook(registry: HookRegistry, options: EgressRuleOp
   registry.onBeforeToolCall(
     EGRESS_HOOK,
     (call) => {
-      if (call.tool !== FETCH_TOOL.name || (call.owner ?? "builtin") !== FETCH_TOOL.owner) return;
       const reason = fetchNeedsApproval(call.params.url, options);
       return reason ? { requireApproval: true, approvalReason: reason } : undefined;
     },
-    { priority: Number.MIN_SAFE_INTEGER },
+    { priority: Number.MIN_SAFE_INTEGER, appliesTo: (call) => call.tool === FETCH_TOOL.name && (call.owner ?? "builtin") === FETCH_TOOL.owner },
   );
 }

@@ -14,7 +14,7 @@ import { silentLogger } from "../observe/logger.ts";
 import { canonicalJson } from "../observe/canonical-json.ts";
 import { registerEgressHook, type EgressRuleOptions } from "./egress.ts";
 import { firstMatchingPattern } from "./glob.ts";
-import type { HookConfig, HookEntry } from "./schema.ts";
+import type { HookConfig } from "./schema.ts";
 
 /** One tool call as hooks see it. */
 export interface ToolCallInfo {
@@ -52,6 +52,11 @@ export type AfterToolCallHandler = (call: AfterToolCallInfo) => void | Promise<v
 export interface HookOptions {
   /** Higher runs first; default 0. */
   priority?: number;
+  /**
+   * Which calls the handler is for, judged without their params; the handler is not run for the
+   * others (nor are the params copied for it). Every call when absent.
+   */
+  appliesTo?: (call: Omit<ToolCallInfo, "params">) => boolean;
 }
 
 /** The outcome of the before-call hooks for one call. */
@@ -66,6 +71,7 @@ interface Registered<H> {
   handler: H;
   priority: number;
   seq: number;
+  appliesTo?: (call: Omit<ToolCallInfo, "params">) => boolean;
 }
 
 /** How many calls' adjusted params are kept for `adjustedParams`. */
@@ -75,6 +81,8 @@ const REMEMBERED_CALLS = 1000;
 export class HookRegistry {
   private readonly before: Registered<BeforeToolCallHandler>[] = [];
   private readonly after: Registered<AfterToolCallHandler>[] = [];
+  /** `before` and `after` in running order, sorted again after a change. */
+  private readonly sorted = new Map<Registered<unknown>[], Registered<unknown>[]>();
   private readonly adjusted = new Map<string, Record<string, unknown>>();
   private readonly log: Logger;
   private seq = 0;
@@ -99,7 +107,8 @@ export class HookRegistry {
     let blocked: BeforeToolCallOutcome["blocked"];
     let approvalRequired: BeforeToolCallOutcome["approvalRequired"];
 
-    for (const hook of ordered(this.before)) {
+    for (const hook of this.ordered(this.before)) {
+      if (hook.appliesTo && !hook.appliesTo(call)) continue;
       let result: BeforeToolCallResult | void;
       try {
         // Each handler gets its own copy, so one cannot change the params behind the rules' back.
@@ -124,7 +133,8 @@ export class HookRegistry {
 
   /** Runs every after-call handler; a failing handler is logged and never fails the call. */
   async runAfter(call: AfterToolCallInfo): Promise<void> {
-    for (const hook of ordered(this.after)) {
+    for (const hook of this.ordered(this.after)) {
+      if (hook.appliesTo && !hook.appliesTo(call)) continue;
       try {
         await hook.handler(call);
       } catch (err) {
@@ -149,23 +159,26 @@ export class HookRegistry {
   }
 
   private add<H>(list: Registered<H>[], name: string, handler: H, options: HookOptions): () => void {
-    const entry: Registered<H> = { name, handler, priority: options.priority ?? 0, seq: this.seq++ };
+    const entry: Registered<H> = { name, handler, priority: options.priority ?? 0, seq: this.seq++, appliesTo: options.appliesTo };
     list.push(entry);
+    this.sorted.delete(list);
     return () => {
       const at = list.indexOf(entry);
       if (at >= 0) list.splice(at, 1);
+      this.sorted.delete(list);
     };
+  }
+
+  private ordered<H>(list: Registered<H>[]): Registered<H>[] {
+    let sorted = this.sorted.get(list) as Registered<H>[] | undefined;
+    if (!sorted) {
+      sorted = [...list].sort((a, b) => b.priority - a.priority || a.seq - b.seq);
+      this.sorted.set(list, sorted);
+    }
+    return sorted;
   }
 }
 
-function ordered<H>(list: Registered<H>[]): Registered<H>[] {
-  return [...list].sort((a, b) => b.priority - a.priority || a.seq - b.seq);
-}
-
-function appliesTo(entry: HookEntry, call: ToolCallInfo, match: RegExp | undefined): boolean {
-  if (firstMatchingPattern(entry.tools, { name: call.tool, owner: call.owner ?? "builtin" }) === undefined) return false;
-  return match ? match.test(canonicalJson(call.params)) : true;
-}
 
 /**
  * Registers the built-in hooks declared in config (`hooks`), named `config:<index>:<type>`, and the
@@ -180,11 +193,11 @@ export function registerConfigHooks(registry: HookRegistry, hooksConfig: HookCon
     registry.onBeforeToolCall(
       name,
       (call) => {
-        if (!appliesTo(entry, call, match)) return;
+        if (match && !match.test(canonicalJson(call.params))) return;
         if (entry.type === "block") return { block: true, reason: entry.reason };
         return { requireApproval: true, ...(entry.reason !== undefined && { approvalReason: entry.reason }) };
       },
-      { priority: entry.priority },
+      { priority: entry.priority, appliesTo: (call) => firstMatchingPattern(entry.tools, { name: call.tool, owner: call.owner ?? "builtin" }) !== undefined },
     );
   });
 }

@@ -121,6 +121,31 @@ describe("before_tool_call hooks", () => {
     remove();
     expect((await hooks.runBefore(call())).blocked).toBeUndefined();
   });
+
+  it("keeps the order right when hooks come and go between calls", async () => {
+    const hooks = new HookRegistry();
+    const order: string[] = [];
+    hooks.onBeforeToolCall("low", () => void order.push("low"), { priority: -1 });
+    const removeMid = hooks.onBeforeToolCall("mid", () => void order.push("mid"));
+    await hooks.runBefore(call());
+    hooks.onBeforeToolCall("high", () => void order.push("high"), { priority: 1 });
+    removeMid();
+    await hooks.runBefore(call());
+    expect(order).toEqual(["mid", "low", "high", "low"]);
+  });
+
+  it("runs a handler only for the calls it says it is for", async () => {
+    const hooks = new HookRegistry();
+    const seen: string[] = [];
+    hooks.onBeforeToolCall("fetch-only", (c) => ({ block: true, reason: `no ${String(c.params.url)}` }), {
+      appliesTo: (c) => c.tool === "http_fetch",
+    });
+    hooks.onBeforeToolCall("all", (c) => void seen.push(c.tool));
+    expect((await hooks.runBefore(call())).blocked).toBeUndefined();
+    const fetch = await hooks.runBefore(call({ tool: "http_fetch", params: { url: "https://example.com" } }));
+    expect(fetch.blocked).toEqual({ by: "fetch-only", reason: "no https://example.com" });
+    expect(seen).toEqual(["shell", "http_fetch"]);
+  });
 });
 
 describe("after_tool_call hooks", () => {
