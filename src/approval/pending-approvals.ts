@@ -233,11 +233,16 @@ export class PendingApprovals {
   /** Handles a click. Fast: one read and one compare-and-set; the card edit happens after. */
   async decide(click: ApprovalClick): Promise<ApprovalClickOutcome> {
     const { store, observer } = this.options;
-    const record = await store.getApproval(click.approvalId);
-    if (!record || record.channel !== click.channel) {
+    const found = await store.getApproval(click.approvalId);
+    if (!found || found.channel !== click.channel) {
       return { status: "unknown", message: "This approval button is not known here; nothing was run." };
     }
-    if (record.state !== "pending") return this.finalOutcome(record);
+    const record = await this.adoptCard(found, click);
+    if (record.state !== "pending") {
+      // A card that never learned its message id still shows buttons: it shows the outcome now.
+      if (!found.cardMessageId && record.cardMessageId) void this.editCard(record, resolutionOf(record, this.options.alwaysTtl));
+      return this.finalOutcome(record);
+    }
     const now = Date.now();
     if (now >= record.expiresAt) {
       await this.expire(record);
@@ -263,6 +268,18 @@ export class PendingApprovals {
       return fresh ? this.finalOutcome(fresh) : { status: "unknown", message: "This approval is gone; nothing was run." };
     }
     return { status: "accepted", message: `${STATE_WORDS[state]} ${record.tool}` };
+  }
+
+  /**
+   * A card posted just before the process stopped may have no message id on record (the post
+   * succeeded, the record was never told): a click on the card names its message, which becomes
+   * the card's, so that the decision shows on it.
+   */
+  private async adoptCard(record: PendingApprovalRecord, click: ApprovalClick): Promise<PendingApprovalRecord> {
+    if (record.cardMessageId || !click.messageId) return record;
+    if (click.conversationId !== undefined && click.conversationId !== record.target.conversationId) return record;
+    await this.options.store.setApprovalCardMessage(record.id, click.messageId);
+    return { ...record, cardMessageId: click.messageId };
   }
 
   /** Why `click` may not decide `record` (a bot, the requester under selfApprove: false, someone not named), if it may not. */

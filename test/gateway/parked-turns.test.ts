@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { DATABASE_FILE } from "../../src/store/sqlite-store.ts";
 import { eventually, quietFor } from "../support/bot.ts";
 import { callTools, countingTool, heldTool, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
@@ -48,6 +50,23 @@ describe("parked turns", () => {
     expect(again.status).toBe("already-decided");
     expect(mb.texts(env).filter((t) => t.includes("the report is written"))).toHaveLength(1);
     const closed = mb.channel.messages.find((m) => m.card?.approvalId === card.approvalId)!;
+    expect(closed.resolution?.text).toMatch(/Approved by Alice/);
+  });
+
+  it("shows the decision on a card whose message id was never recorded (posted just before a crash)", async () => {
+    mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
+    routeModel(mb.tb.model, [{ when: "write the notes", first: WRITE("notes.txt"), then: { text: "the notes are written" } }]);
+    const env = await mb.channel.say("write the notes");
+    const card = (await eventually(() => mb!.channel.openCards()[0], "the card")).card!;
+    const db = new DatabaseSync(path.join(mb.tb.dataDir, DATABASE_FILE));
+    db.prepare("UPDATE approvals SET card_message_id = NULL WHERE id = ?").run(card.approvalId);
+    db.close();
+
+    await mb.tb.restart();
+    expect((await mb.channel.click(card.approvalId, "approve", "u-alice", "Alice")).status).toBe("accepted");
+    await mb.waitFor(env, "the notes are written");
+    const closed = mb.channel.messages.find((m) => m.card?.approvalId === card.approvalId)!;
+    await eventually(() => closed.resolution, "the card shows the decision", 5000);
     expect(closed.resolution?.text).toMatch(/Approved by Alice/);
   });
 

@@ -195,7 +195,12 @@ export class MemoryChannel implements ChannelAdapter {
   /** A person clicks a card button; resolves with what the bot tells the clicker. */
   async click(approvalId: string, choice: ApprovalChoice, userId: string, userName?: string, isBot = false): Promise<ApprovalClickOutcome> {
     if (!this.sink) throw new Error("the memory channel is not started");
-    return this.sink.approvalClick({ channel: this.channel, approvalId, choice, actor: { id: userId, name: userName, isBot } });
+    // As on a platform, the click names the message its button is on.
+    const card = this.messages.find((m) => m.card?.approvalId === approvalId);
+    return this.sink.approvalClick({
+      channel: this.channel, approvalId, choice, actor: { id: userId, name: userName, isBot },
+      ...(card ? { messageId: card.id, conversationId: card.conversationId } : {}),
+    });
   }
 
   /** Messages the bot posted in one conversation (optionally one thread), oldest first. */
