@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { startOpenAIEmulator, type OpenAIEmulator } from "../emulators/openai/index.ts";
 import { buttonsOf, startSlackEmulator, type SlackEmulator } from "../emulators/slack/index.ts";
@@ -49,6 +49,40 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
     expect(buttonsOf(slack.world.findMessage(CHANNEL, card.ts)!.blocks)).toHaveLength(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "plan.md"), "utf8")).toBe("ship it");
     expect(await bot.stop()).toBe(0);
+  });
+
+  it("keeps a card live across SIGKILL: after the restart a click runs the tool once and the answer lands in the thread", async () => {
+    model = await startOpenAIEmulator();
+    slack = await startSlackEmulator();
+    slack.world.channels.add(CHANNEL);
+    model.script(
+      { toolCalls: [{ name: "write_file", arguments: '{"path":"kill.md","content":"survived"}' }] },
+      { text: "kill.md is written." },
+    );
+    const env = { SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken, SLACK_API_URL: slack.apiUrl, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    await slack.waitForSocket(15_000);
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: `<@${slack.botUserId}> write kill.md` });
+    const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
+    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 4)).toBe(true), { timeout: 10_000 });
+    const card = thread().find((m) => buttonsOf(m.blocks).length === 4)!;
+    const approve = buttonsOf(card.blocks).find((b) => /approve/i.test(b.label))!;
+
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+    bot = startBotProcess(env, { dataDir: first.dataDir });
+    await slack.waitForSocket(15_000);
+    await slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);
+    await waitUntil(() => expect(thread().map((m) => m.text).join("\n")).toContain("kill.md is written."), { timeout: 15_000 });
+    expect(readFileSync(path.join(first.dataDir, "data", "workspace", "kill.md"), "utf8")).toBe("survived");
+    await waitUntil(() => expect(buttonsOf(slack.world.findMessage(CHANNEL, card.ts)!.blocks)).toHaveLength(0), { timeout: 5_000 });
+    // A second click on the decided card runs nothing more.
+    await slack.click(CHANNEL, card.ts, "U0ALICE", approve.value);
+    await waitUntil(() => expect(slack.world.ephemerals.some((e) => e.user === "U0ALICE" && /Already decided/.test(e.text))).toBe(true));
+    expect(thread().filter((m) => m.text.includes("kill.md is written."))).toHaveLength(1);
+    expect(model.requests).toHaveLength(2);
+    expect(thread().map((m) => m.text).join("\n")).not.toMatch(/not finished/);
+    rmSync(first.dataDir, { recursive: true, force: true });
   });
 
   it("survives a malformed Socket Mode envelope and keeps answering", async () => {
