@@ -16,7 +16,7 @@ import { targetKeyOf, type ReplyTarget } from "../envelope.ts";
 import type { DeliveryPacing, OutboundPort, RateLimitedError } from "../ports.ts";
 import type { Observer } from "../observe/observer.ts";
 import { SendClock } from "./send-clock.ts";
-import { StatusMessage } from "./status-message.ts";
+import { readStatusSnapshot, StatusMessage } from "./status-message.ts";
 import { NO_PROGRESS, ProgressLines, type ProgressStyle, type TaskProgress } from "./task-progress.ts";
 import { TargetQueue } from "./target-queue.ts";
 
@@ -98,8 +98,10 @@ export class Delivery {
   /**
    * The progress of one task (a turn) answering in `target`, shown the channel's way: a live status
    * message where the channel can edit (`status`), progress lines (`lines`), or nothing (`off`).
+   * `resume`: a snapshot of the task's progress a previous process took (TaskProgress.snapshot),
+   * so that a turn resumed after a restart goes on in the same status message.
    */
-  taskProgress(target: ReplyTarget, traceId?: string): TaskProgress {
+  taskProgress(target: ReplyTarget, traceId?: string, resume?: string): TaskProgress {
     const outlet = this.outlets.get(target.channel);
     const style = outlet?.progress ?? "status";
     // A channel delivery does not know cannot take the answer either; that failure is reported there.
@@ -116,7 +118,7 @@ export class Delivery {
       line: (text) => this.progress(target, text, traceId),
       maxMessageChars: outlet.maxMessageChars,
       log: this.log.child({ target: targetKeyOf(target), traceId }),
-    });
+    }, readStatusSnapshot(resume));
   }
 
   /** Posts text; `as: "notice"` for messages that do not answer (queued, refused). */

@@ -39,6 +39,42 @@ type Entry =
   | { kind: "waiting"; callId: string; tool: string; link?: string }
   | { kind: "line"; text: string };
 
+type Tally = Omit<TaskTally, "end" | "ms">;
+
+/** A posted status message as another process takes it over (see `snapshot`). */
+export interface StatusSnapshot {
+  version: 1;
+  messageId: string;
+  startedAt: number;
+  entries: Entry[];
+  tally: Tally;
+}
+
+const TALLY_KEYS = ["steps", "failed", "approvals", "denied", "timedOut"] as const;
+
+/** Reads a snapshot `snapshot()` wrote; undefined for anything else (a newer version, damage). */
+export function readStatusSnapshot(json: string | undefined): StatusSnapshot | undefined {
+  if (!json) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  const v = value as Partial<StatusSnapshot> | null;
+  if (!v || v.version !== 1 || typeof v.messageId !== "string" || !v.messageId || typeof v.startedAt !== "number") return undefined;
+  if (!Array.isArray(v.entries) || !v.entries.every(isEntry)) return undefined;
+  if (!v.tally || !TALLY_KEYS.every((k) => typeof v.tally![k] === "number")) return undefined;
+  return v as StatusSnapshot;
+}
+
+function isEntry(e: unknown): e is Entry {
+  const x = e as Record<string, unknown> | null;
+  if (!x || typeof x !== "object") return false;
+  if (x.kind === "line") return typeof x.text === "string";
+  return (x.kind === "step" || x.kind === "waiting") && typeof x.callId === "string" && typeof x.tool === "string";
+}
+
 /** Lines shown at most; earlier ones are counted in a first line. */
 const MAX_LINES = 15;
 /** Edits that failed in a row before the message is given up (a person deleted it, say). */
@@ -46,11 +82,13 @@ const MAX_EDIT_FAILURES = 3;
 
 export class StatusMessage implements TaskProgress {
   private readonly o: StatusOutlet;
-  private readonly startedAt = Date.now();
-  private readonly entries: Entry[] = [];
-  private readonly tally: Omit<TaskTally, "end" | "ms"> = { steps: 0, failed: 0, approvals: 0, denied: 0, timedOut: 0 };
+  private readonly startedAt: number;
+  private readonly entries: Entry[];
+  private readonly tally: Tally;
   private phase: "none" | "posting" | "posted" | "given-up" = "none";
   private messageId?: string;
+  /** Resolves when the post in flight has gone (or failed). */
+  private posting?: Promise<void>;
   /** The text on the platform now. */
   private shown?: string;
   private timer?: NodeJS.Timeout;
@@ -59,8 +97,23 @@ export class StatusMessage implements TaskProgress {
   private ended?: { status: TurnStatus; at: number };
   private waiters: Array<() => void> = [];
 
-  constructor(outlet: StatusOutlet) {
+  /** `resume`: the message a previous process posted for this task, which this one goes on editing. */
+  constructor(outlet: StatusOutlet, resume?: StatusSnapshot) {
     this.o = outlet;
+    this.startedAt = resume?.startedAt ?? Date.now();
+    this.entries = resume ? resume.entries.map((e) => ({ ...e })) : [];
+    this.tally = resume ? { ...resume.tally } : { steps: 0, failed: 0, approvals: 0, denied: 0, timedOut: 0 };
+    if (resume) {
+      this.messageId = resume.messageId;
+      this.phase = "posted";
+    }
+  }
+
+  async snapshot(): Promise<string | undefined> {
+    await this.posting;
+    if (this.phase !== "posted" || !this.messageId) return undefined;
+    const snapshot: StatusSnapshot = { version: 1, messageId: this.messageId, startedAt: this.startedAt, entries: this.entries, tally: this.tally };
+    return JSON.stringify(snapshot);
   }
 
   event(event: TurnEvent): void {
@@ -177,7 +230,7 @@ export class StatusMessage implements TaskProgress {
 
   private post(): void {
     this.phase = "posting";
-    this.o
+    this.posting = this.o
       .inQueue(async () => {
         const text = this.render();
         const id = await this.o.send(text);

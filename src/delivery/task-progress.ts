@@ -20,6 +20,13 @@ export interface TaskProgress {
   decided(decision: ApprovalDecision): void;
   /** The task ended; resolves once what shows its end is posted (or given up). Call it once. */
   finish(end: TurnStatus): Promise<void>;
+  /**
+   * What another process needs to go on showing this task's progress where it is (the status
+   * message and its lines), as JSON, once what is posted so far has gone out; undefined when
+   * there is nothing to go on with. For a turn that parks, so that after a restart its progress
+   * continues in the same message.
+   */
+  snapshot?(): Promise<string | undefined>;
 }
 
 /** `lines`: each progress line goes to the thread's queue, which posts lines that pile up together. */

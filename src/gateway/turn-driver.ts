@@ -22,6 +22,8 @@ import type { ChannelRuntime } from "./gateway.ts";
 
 /** Store keys of messages accepted but not yet answered, so that a crash does not lose them silently. */
 export const INFLIGHT = "inflight:";
+/** Store keys of the progress shown for a parked turn (its status message), by turn id, for after a restart. */
+export const PARKED_PROGRESS = "progress:";
 
 export interface TurnDriverOptions {
   store: Store;
@@ -114,6 +116,7 @@ export class TurnDriver {
     } catch (err) {
       this.o.log.error({ turnId: stored.turnId, err: (err as Error).message }, "a saved turn could not be read; its sender is told it was not finished");
       void this.o.store.deleteTurn(stored.turnId);
+      void this.o.store.deleteValue(`${PARKED_PROGRESS}${stored.turnId}`).catch(() => {});
       return false;
     }
     this.o.lanes.enqueue(record.sessionKey, () => this.continueSaved(record, runtime, undefined).then(() => {}), { force: true });
@@ -141,7 +144,22 @@ export class TurnDriver {
     const controller = new AbortController();
     const running: RunningTurn = { turnId, traceId, senderId: env.sender.id, controller, startedAt: Date.now(), text: env.text };
     const end = lanes.begin(sessionKey, running);
-    const progress = delivery.taskProgress(env.replyTo, traceId);
+    const progressKey = `${PARKED_PROGRESS}${turnId}`;
+    // A turn resumed from the store goes on in the status message it had (when it saved one).
+    const shown = options.resumed ? await store.getValue(progressKey).catch(() => undefined) : undefined;
+    const progress = delivery.taskProgress(env.replyTo, traceId, shown);
+    // While parked, the progress is kept in the store; saves queue one after another, and go once the turn ends.
+    let progressKept: Promise<unknown> | undefined = shown === undefined ? undefined : Promise.resolve();
+    const keepProgress = () => {
+      if (!progress.snapshot) return;
+      progressKept = (progressKept ?? Promise.resolve()).then(async () => {
+        const snapshot = await progress.snapshot!();
+        if (snapshot) await store.setValue(progressKey, snapshot);
+      }).catch((err: Error) => log.debug({ err: err.message }, "the progress of a parked turn could not be kept"));
+    };
+    const forgetProgress = () => {
+      if (progressKept) void progressKept.then(() => store.deleteValue(progressKey)).catch(() => {});
+    };
     let typing: TypingIndicator | undefined;
     const emit = (event: TurnEvent) => {
       progress.event(event);
@@ -182,6 +200,7 @@ export class TurnDriver {
         return first(stateWith(prior));
       });
       while (result.status === "parked") {
+        keepProgress();
         if (result.reason === "shutdown" || !result.approvalId || options.waitParked === false) return "parked";
         running.waitingFor = { approvalId: result.approvalId, tool: result.tool, since: Date.now() };
         void this.linkCard(result.approvalId, progress);
@@ -194,6 +213,7 @@ export class TurnDriver {
         const record = decodeTurnRecord(stored);
         result = await computing(async () => resumeTurn(runtime.exec, stateWith(await history()), record, decision));
       }
+      forgetProgress();
       if (running.discard) {
         void progress.finish("cancelled");
         await store.deleteValue(`${INFLIGHT}${traceId}`);
@@ -218,6 +238,7 @@ export class TurnDriver {
         return "parked";
       }
       log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn crashed");
+      forgetProgress();
       await store.deleteTurn(turnId).catch(() => {});
       void progress.finish("failed");
       await this.answer(env, `⚠️ Something went wrong on my side and this request was not finished (ref ${traceId}).`);

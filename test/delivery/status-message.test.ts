@@ -127,6 +127,38 @@ describe("the live status message of a task", () => {
     expect(messages[0]!.text).toMatch(/^🚫 write_file: denied by Ada\n✅ 0 steps in \d\.\d s · 1 approval · 1 denied$/);
   });
 
+  it("is taken over by another process from a snapshot, which goes on editing the same message", async () => {
+    const first = setup();
+    const task = first.delivery.taskProgress(target());
+    task.event(start(1));
+    task.event(finish(1));
+    task.event({ type: "approval.waiting", callId: "w1", tool: "write_file" });
+    const snapshot = await task.snapshot!();
+    await waitUntil(() => expect(first.messages[0]?.text).toBe("✅ step (1.2s)\n🔐 write_file: waiting for approval"));
+    expect(snapshot).toBeDefined();
+
+    // The restarted process: the same platform messages, a new Delivery.
+    const second = setup();
+    second.messages.push(...first.messages);
+    const resumed = second.delivery.taskProgress(target(), undefined, snapshot);
+    resumed.decided({ outcome: "approved", by: { id: "u1", name: "Ada" }, source: "backchannel" });
+    resumed.event(start(2, "write_file"));
+    resumed.event(finish(2, true, "write_file"));
+    await resumed.finish("done");
+    expect(second.messages).toHaveLength(1);
+    expect(second.messages[0]!.text).toMatch(/^✅ step \(1\.2s\)\n🔓 write_file: approved by Ada\n✅ write_file \(1\.2s\)\n✅ 2 steps in .* · 1 approval$/);
+  });
+
+  it("has no snapshot before its message is posted, and ignores one it cannot read", async () => {
+    const { delivery, messages } = setup();
+    expect(await delivery.taskProgress(target()).snapshot!()).toBeUndefined();
+    for (const bad of ["not json", "{}", JSON.stringify({ version: 2, messageId: "1", startedAt: 0, entries: [], tally: {} })]) {
+      const task = delivery.taskProgress(target(bad), undefined, bad);
+      task.event(start(1));
+      await waitUntil(() => expect(messages.filter((m) => m.thread === bad)).toHaveLength(1));
+    }
+  });
+
   it("drops a wait nobody had to answer once the call goes on", async () => {
     const { delivery, messages } = setup();
     const task = delivery.taskProgress(target());

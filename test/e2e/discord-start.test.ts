@@ -84,6 +84,10 @@ describe("npm start with DISCORD_TOKEN", () => {
     expect(again.responses.some((r) => r.ephemeral && /Already decided/.test(r.content ?? ""))).toBe(true);
     expect(inThread().filter((m) => (m.content ?? "").includes("kill.txt is written."))).toHaveLength(1);
     expect(model.requests).toHaveLength(2);
+    // The task's progress went on in the status message it had before the restart.
+    await waitUntil(() => expect(inThread().filter((m) => /1 step in/.test(m.content ?? ""))).toHaveLength(1));
+    expect(inThread().find((m) => /1 step in/.test(m.content ?? ""))).toMatchObject({ content: expect.stringMatching(/🔓 write_file: approved by/) });
+    expect(inThread().some((m) => /waiting for approval/.test((m.content ?? "")))).toBe(false);
     expect(inThread().map((m) => m.content).join("\n")).not.toMatch(/not finished/);
     rmSync(first.dataDir, { recursive: true, force: true });
   });

@@ -81,6 +81,10 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
     await waitUntil(() => expect(slack.world.ephemerals.some((e) => e.user === "U0ALICE" && /Already decided/.test(e.text))).toBe(true));
     expect(thread().filter((m) => m.text.includes("kill.md is written."))).toHaveLength(1);
     expect(model.requests).toHaveLength(2);
+    // The task's progress went on in the status message it had before the restart.
+    await waitUntil(() => expect(thread().filter((m) => /1 step in/.test(m.text))).toHaveLength(1));
+    expect(thread().find((m) => /1 step in/.test(m.text))).toMatchObject({ text: expect.stringMatching(/🔓 write_file: approved by/) });
+    expect(thread().some((m) => /waiting for approval/.test(m.text))).toBe(false);
     expect(thread().map((m) => m.text).join("\n")).not.toMatch(/not finished/);
     rmSync(first.dataDir, { recursive: true, force: true });
   });

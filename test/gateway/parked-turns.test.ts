@@ -53,6 +53,24 @@ describe("parked turns", () => {
     expect(closed.resolution?.text).toMatch(/Approved by Alice/);
   });
 
+  it("goes on in the same status message after a restart, and forgets it once the turn is done", async () => {
+    mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
+    routeModel(mb.tb.model, [{ when: "write the plan", first: WRITE("plan.txt"), then: { text: "the plan is written" } }]);
+    const env = await mb.channel.say("write the plan");
+    const card = (await eventually(() => mb!.channel.openCards()[0], "the card")).card!;
+    const statuses = () => mb!.channel.messagesIn(env.replyTo.conversationId, env.replyTo.threadId).filter((m) => m.kind === "progress");
+    await eventually(() => statuses()[0]?.text.includes("waiting for approval"), "the status message");
+    await quietFor(200);
+
+    await mb.tb.restart();
+    expect((await mb.channel.click(card.approvalId, "approve", "u-alice", "Alice")).status).toBe("accepted");
+    await mb.waitFor(env, "the plan is written");
+    await eventually(() => statuses()[0]?.text.includes("1 step in"), "the summary in the status message", 5000);
+    expect(statuses()).toHaveLength(1);
+    expect(statuses()[0]!.text).toMatch(/🔓 write_file: approved by Alice[\s\S]*✅ write_file/);
+    await eventually(async () => (await mb!.tb.bot.store.listValues("progress:")).length === 0 || undefined, "the kept progress forgotten");
+  });
+
   it("shows the decision on a card whose message id was never recorded (posted just before a crash)", async () => {
     mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
     routeModel(mb.tb.model, [{ when: "write the notes", first: WRITE("notes.txt"), then: { text: "the notes are written" } }]);
