@@ -201,7 +201,11 @@ export class TurnDriver {
       });
       while (result.status === "parked") {
         keepProgress();
-        if (result.reason === "shutdown" || !result.approvalId || options.waitParked === false) return "parked";
+        if (result.reason === "shutdown" || !result.approvalId || options.waitParked === false) {
+          // The turn leaves this process: what its thread shows is kept before it goes.
+          await progressKept;
+          return "parked";
+        }
         running.waitingFor = { approvalId: result.approvalId, tool: result.tool, since: Date.now() };
         void this.linkCard(result.approvalId, progress);
         const decision = await this.decisionFor(result.approvalId, controller.signal);

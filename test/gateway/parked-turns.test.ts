@@ -180,6 +180,10 @@ describe("a deploy loses no work", () => {
     expect(results).toEqual(["step_one finished", "step_two ran"]);
     await quietFor(200);
     expect(mb.texts(env).filter((t) => t.includes("both steps done"))).toHaveLength(1);
+    // One status message for the task, before and after the restart.
+    const statuses = () => mb!.channel.messagesIn(env.replyTo.conversationId, env.replyTo.threadId).filter((m) => m.kind === "progress");
+    await eventually(() => statuses()[0]?.text.includes("2 steps in"), "the summary in the status message", 5000);
+    expect(statuses()).toHaveLength(1);
   });
 
   it("reports a tool still running when the shutdown grace ran out as interrupted, and never runs it again", async () => {
