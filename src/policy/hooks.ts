@@ -108,9 +108,9 @@ export class HookRegistry {
     let approvalRequired: BeforeToolCallOutcome["approvalRequired"];
 
     for (const hook of this.ordered(this.before)) {
-      if (hook.appliesTo && !hook.appliesTo(call)) continue;
       let result: BeforeToolCallResult | void;
       try {
+        if (hook.appliesTo && !hook.appliesTo(call)) continue;
         // Each handler gets its own copy, so one cannot change the params behind the rules' back.
         result = await hook.handler({ ...call, params: structuredClone(params) });
       } catch (err) {
@@ -134,8 +134,8 @@ export class HookRegistry {
   /** Runs every after-call handler; a failing handler is logged and never fails the call. */
   async runAfter(call: AfterToolCallInfo): Promise<void> {
     for (const hook of this.ordered(this.after)) {
-      if (hook.appliesTo && !hook.appliesTo(call)) continue;
       try {
+        if (hook.appliesTo && !hook.appliesTo(call)) continue;
         await hook.handler(call);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
