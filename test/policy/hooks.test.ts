@@ -146,6 +146,16 @@ describe("before_tool_call hooks", () => {
     expect(fetch.blocked).toEqual({ by: "fetch-only", reason: "no https://example.com" });
     expect(seen).toEqual(["shell", "http_fetch"]);
   });
+
+  it("blocks the call when a hook's own test of which calls it is for throws", async () => {
+    const hooks = new HookRegistry();
+    hooks.onBeforeToolCall("picky", () => undefined, {
+      appliesTo: () => {
+        throw new Error("no pattern");
+      },
+    });
+    expect((await hooks.runBefore(call())).blocked).toEqual({ by: "picky", reason: 'hook "picky" failed: no pattern' });
+  });
 });
 
 describe("after_tool_call hooks", () => {
