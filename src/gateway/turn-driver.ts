@@ -24,6 +24,8 @@ import type { ChannelRuntime } from "./gateway.ts";
 export const INFLIGHT = "inflight:";
 /** Store keys of the progress shown for a parked turn (its status message), by turn id, for after a restart. */
 export const PARKED_PROGRESS = "progress:";
+/** How long a turn leaving the process waits for its status message to be out, so that it can be kept. */
+const KEEP_PROGRESS_WAIT_MS = 2000;
 
 export interface TurnDriverOptions {
   store: Store;
@@ -202,8 +204,9 @@ export class TurnDriver {
       while (result.status === "parked") {
         keepProgress();
         if (result.reason === "shutdown" || !result.approvalId || options.waitParked === false) {
-          // The turn leaves this process: what its thread shows is kept before it goes.
-          await progressKept;
+          // The turn leaves this process: what its thread shows is kept before it goes (unless its
+          // status message is still held back by the platform's pacing).
+          await Promise.race([progressKept, new Promise((r) => setTimeout(r, KEEP_PROGRESS_WAIT_MS).unref())]);
           return "parked";
         }
         running.waitingFor = { approvalId: result.approvalId, tool: result.tool, since: Date.now() };
