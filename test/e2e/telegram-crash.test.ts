@@ -49,6 +49,10 @@ describe("a crash while an approval waits", () => {
       expect(JSON.stringify(again)).toMatch(/Already decided/);
       expect(telegram.botMessages(5151).filter((m) => /crash\.txt is written/.test(m.text ?? ""))).toHaveLength(1);
       expect(telegram.botMessages(5151).map((m) => m.text).join("\n")).not.toMatch(/not finished/);
+      // The task's status message went on where it was: one, with the decision and the summary.
+      await waitUntil(() => expect(telegram.botMessages(5151).filter((m) => /1 step in/.test(m.text ?? ""))).toHaveLength(1));
+      expect(telegram.botMessages(5151).find((m) => /1 step in/.test(m.text ?? ""))!.text).toMatch(/approved by/);
+      expect(telegram.botMessages(5151).some((m) => /waiting for approval/.test(m.text ?? ""))).toBe(false);
       rmSync(first.dataDir, { recursive: true, force: true });
     });
   }
