@@ -103,6 +103,10 @@ describe("parked turns", () => {
     const closed = mb.channel.messages.find((m) => m.card?.approvalId === card.approvalId)!;
     expect(closed.resolution?.outcome).toBe("expired");
     expect(existsSync(path.join(mb.tb.dataDir, "workspace", "log.txt"))).toBe(false);
+    const statuses = () => mb!.channel.messagesIn(env.replyTo.conversationId, env.replyTo.threadId).filter((m) => m.kind === "progress");
+    await eventually(() => statuses()[0]?.text.includes("0 steps in"), "the summary in the status message", 5000);
+    expect(statuses()).toHaveLength(1);
+    expect(statuses()[0]!.text).not.toMatch(/waiting for approval/);
   });
 
   it("ends a parked turn on /stop: the card loses its buttons and nothing runs", async () => {
