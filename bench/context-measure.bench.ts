@@ -5,7 +5,10 @@
  * The turn runs the real engine, store and model client against the OpenAI emulator, which runs in
  * a child process so its CPU is not counted. Measured for a model without a known tokenizer (the
  * estimate) and for an OpenAI model (gpt-tokenizer), each cold (nothing cached: the first request
- * after a restart) and warm (the counts of the earlier messages cached, as on every later request).
+ * after a restart), warm (a later turn in a running bot: its history comes from the SQLite store's
+ * memory, the same messages as before, whose counts the meter keeps) and re-read (a later turn whose
+ * history was read afresh, new objects found again by content: after another process wrote the
+ * file, and on PostgreSQL).
  * Run with `npm run bench -- context`.
  */
 import { spawn } from "node:child_process";
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), "gh-bench-context-"));
   try {
     process.stdout.write(`history: 40 messages (10 turns: question, tool call, result, answer); a turn = 2 model requests\n`);
-    process.stdout.write(`${"model".padEnd(12)} ${"meter".padEnd(9)} ${"results".padStart(8)} ${"turn CPU".padStart(9)} ${"measure cold".padStart(13)} ${"warm".padStart(7)} ${"share cold".padStart(11)} ${"share warm".padStart(11)}\n`);
+    process.stdout.write(`${"model".padEnd(12)} ${"meter".padEnd(9)} ${"results".padStart(8)} ${"turn CPU".padStart(9)} ${"measure cold".padStart(13)} ${"warm".padStart(7)} ${"re-read".padStart(8)} ${"share cold".padStart(11)} ${"share warm".padStart(11)} ${"share re-read".padStart(14)}\n`);
     for (const resultChars of [3000, 16_000]) {
       for (const model of ["local-model", "gpt-4o"]) await run(baseURL, dir, model, resultChars);
     }
@@ -141,14 +144,20 @@ async function run(baseURL: string, dir: string, model: string, resultChars: num
   fresh.forEach((meter, i) => measureTurn(meter, system, coldHistories[i]!, specs, i));
   const coldMs = cpuMs(coldStart) / MEASURES;
   const warm = await meterFor(model);
-  const warmHistories = Array.from({ length: MEASURES }, reloaded);
+  await store.appendHistory("bench:held", past);
+  const heldHistories = await Promise.all(Array.from({ length: MEASURES }, () => store.loadHistory("bench:held", 1000)));
+  measureTurn(warm, system, heldHistories[0]!, specs, 0);
   const warmStart = process.cpuUsage();
-  warmHistories.forEach((h, i) => measureTurn(warm, system, h, specs, i));
+  heldHistories.forEach((h, i) => measureTurn(warm, system, h, specs, i));
   const warmMs = cpuMs(warmStart) / MEASURES;
+  const rereadHistories = Array.from({ length: MEASURES }, reloaded);
+  const rereadStart = process.cpuUsage();
+  rereadHistories.forEach((h, i) => measureTurn(warm, system, h, specs, i));
+  const rereadMs = cpuMs(rereadStart) / MEASURES;
   const pct = (ms: number) => `${((ms / turnMs) * 100).toFixed(1)} %`;
   process.stdout.write(
     `${model.padEnd(12)} ${(warm.exact ? "tokenizer" : "estimate").padEnd(9)} ${`${resultChars / 1000}K`.padStart(8)} ${`${turnMs.toFixed(2)} ms`.padStart(9)} ` +
-      `${`${coldMs.toFixed(3)} ms`.padStart(13)} ${`${warmMs.toFixed(3)}`.padStart(7)} ${pct(coldMs).padStart(11)} ${pct(warmMs).padStart(11)}\n`,
+      `${`${coldMs.toFixed(3)} ms`.padStart(13)} ${`${warmMs.toFixed(3)}`.padStart(7)} ${`${rereadMs.toFixed(3)}`.padStart(8)} ${pct(coldMs).padStart(11)} ${pct(warmMs).padStart(11)} ${pct(rereadMs).padStart(14)}\n`,
   );
   await store.close();
 }

@@ -3,8 +3,10 @@
  * without a query and without checking every row's format again. It holds only what this
  * connection wrote or read itself: `PRAGMA data_version` changes when any other connection (the
  * CLI, another process on the same file) commits, and then everything held is forgotten.
- * Messages are kept as the JSON of their decoded form, so every load returns fresh objects.
- * Bounded by the characters held; the least recently used sessions go first.
+ * Messages are held frozen, and every load hands out the same objects in a new array: nobody can
+ * change what the next reader gets, and what a turn worked out about a message (its token count)
+ * holds for the next turn too. Bounded by the characters held; the least recently used sessions
+ * go first.
  */
 import type { ChatMessage } from "../model/types.ts";
 
@@ -14,11 +16,22 @@ const MAX_CHARS = 2_000_000;
 const MAX_MESSAGES = 1000;
 
 interface Entry {
-  /** The latest messages of the session's current history, oldest first, as JSON. */
-  messages: string[];
+  /** The latest messages of the session's current history, oldest first, frozen. */
+  messages: ChatMessage[];
+  /** Each message's size in characters (of its JSON), for the bound. */
+  sizes: number[];
   /** Whether `messages` is the whole current history (else only its latest part). */
   whole: boolean;
   chars: number;
+}
+
+/** Freezes a message and everything in it. */
+function frozen<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) frozen(v);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 export class HistoryCache {
@@ -39,30 +52,35 @@ export class HistoryCache {
     const entry = this.#entries.get(sessionKey);
     if (!entry || (!entry.whole && entry.messages.length < limit)) return undefined;
     this.#touch(sessionKey, entry);
-    return entry.messages.slice(-limit).map((json) => JSON.parse(json) as ChatMessage);
+    return entry.messages.slice(-limit);
   }
 
-  /** What a query for the latest `limit` messages returned (oldest first). */
-  loaded(sessionKey: string, limit: number, messages: ChatMessage[]): void {
+  /**
+   * What a query for the latest `limit` messages returned (oldest first), with the size of each
+   * row. The messages are frozen here: the caller gets the objects the next loads hand out.
+   */
+  loaded(sessionKey: string, limit: number, messages: ChatMessage[], sizes: number[]): void {
     this.#checkVersion();
-    this.#put(sessionKey, messages.map((m) => JSON.stringify(m)), messages.length < limit);
+    this.#put(sessionKey, messages.map(frozen), sizes, messages.length < limit);
   }
 
-  /** Messages this connection appended to the session's current history. */
+  /** Messages this connection appended to the session's current history (held as frozen copies). */
   appended(sessionKey: string, messages: ChatMessage[]): void {
     this.#checkVersion();
     const entry = this.#entries.get(sessionKey);
     if (!entry) return;
     for (const m of messages) {
       const json = JSON.stringify(m);
-      entry.messages.push(json);
+      entry.messages.push(frozen(JSON.parse(json) as ChatMessage));
+      entry.sizes.push(json.length);
       entry.chars += json.length;
       this.#chars += json.length;
     }
     while (entry.messages.length > MAX_MESSAGES) {
-      const dropped = entry.messages.shift()!;
-      entry.chars -= dropped.length;
-      this.#chars -= dropped.length;
+      entry.messages.shift();
+      const dropped = entry.sizes.shift()!;
+      entry.chars -= dropped;
+      this.#chars -= dropped;
       entry.whole = false;
     }
     this.#touch(sessionKey, entry);
@@ -73,7 +91,7 @@ export class HistoryCache {
   /** The session's history was started afresh by this connection (`/new`). */
   reset(sessionKey: string): void {
     this.#checkVersion();
-    this.#put(sessionKey, [], true);
+    this.#put(sessionKey, [], [], true);
   }
 
   forget(sessionKey: string): void {
@@ -88,12 +106,14 @@ export class HistoryCache {
     this.#version = version;
   }
 
-  #put(sessionKey: string, messages: string[], whole: boolean): void {
+  #put(sessionKey: string, messages: ChatMessage[], sizes: number[], whole: boolean): void {
     this.#drop(sessionKey);
-    const kept = messages.length > MAX_MESSAGES ? messages.slice(-MAX_MESSAGES) : messages;
-    const chars = kept.reduce((sum, json) => sum + json.length, 0);
+    const cut = Math.max(0, messages.length - MAX_MESSAGES);
+    const kept = messages.slice(cut);
+    const keptSizes = sizes.slice(cut);
+    const chars = keptSizes.reduce((sum, n) => sum + n, 0);
     if (chars > MAX_CHARS / 4) return;
-    this.#entries.set(sessionKey, { messages: kept, whole: whole && kept.length === messages.length, chars });
+    this.#entries.set(sessionKey, { messages: kept, sizes: keptSizes, whole: whole && cut === 0, chars });
     this.#chars += chars;
     this.#evict();
   }

@@ -108,9 +108,9 @@ class SqliteStore implements Store {
     if (!(n > 0)) return [];
     const held = this.#history.load(sessionKey, n);
     if (held) return held;
-    const rows = this.#q.lastMessages.all({ key: sessionKey, limit: n }) as { body: string }[];
-    const messages = rows.reverse().map((row) => decodeMessage(row.body));
-    this.#history.loaded(sessionKey, n, messages);
+    const rows = (this.#q.lastMessages.all({ key: sessionKey, limit: n }) as { body: string }[]).reverse();
+    const messages = rows.map((row) => decodeMessage(row.body));
+    this.#history.loaded(sessionKey, n, messages, rows.map((row) => row.body.length));
     return messages;
   }
 

@@ -1,8 +1,8 @@
 /**
  * The SQLite store answers history reads from memory (src/store/history-cache.ts). What it
  * returns must always be what the file holds: another process writing the same file (the CLI, a
- * second bot on the same data folder) is seen at once, and a caller changing what it got back
- * changes nothing for the next reader.
+ * second bot on the same data folder) is seen at once, and what it hands out cannot be changed by
+ * a caller, so the next reader gets what the file holds.
  */
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/model/types.ts";
@@ -31,17 +31,22 @@ describe("SQLite history read from memory", () => {
     await other.close();
   });
 
-  it("keeps its own appends and resets in step, and hands out copies", async () => {
+  it("keeps its own appends and resets in step, and hands out messages nobody can change", async () => {
     const dataDir = tempDataDir();
     const store = await openSqliteStore({ dataDir });
     for (let i = 1; i <= 5; i++) await store.appendHistory("s", [user(`m${i}`)]);
     expect(texts(await store.loadHistory("s", 3))).toEqual(["m3", "m4", "m5"]);
     expect(texts(await store.loadHistory("s", 10))).toEqual(["m1", "m2", "m3", "m4", "m5"]);
 
+    // What it hands out cannot be changed (a caller that tries is told at once), and its array is the caller's own.
     const got = await store.loadHistory("s", 10);
-    got[0]!.content = "changed by the caller";
+    expect(() => {
+      got[0]!.content = "changed by the caller";
+    }).toThrow(TypeError);
     got.pop();
     expect(texts(await store.loadHistory("s", 10))).toEqual(["m1", "m2", "m3", "m4", "m5"]);
+    // The next load hands out the same messages, so what a turn worked out about one holds for the next.
+    expect((await store.loadHistory("s", 10))[0]).toBe((await store.loadHistory("s", 10))[0]);
 
     await store.appendHistory("s", [user("m6"), user("m7")]);
     expect(texts(await store.loadHistory("s", 2))).toEqual(["m6", "m7"]);
