@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { AccessConfig } from "../config/schema.ts";
 import {
   parseBotCommand,
+  parseEnvelope,
   sessionKeyOf,
   type ApprovalClick,
   type ApprovalClickOutcome,
@@ -62,6 +63,23 @@ export interface GatewayOptions {
 const QUEUED_NOTICE = "⏳ Queued: I'll start on this when the current task here is done.";
 /** How long a message waits behind another before its sender is told it is queued. */
 const QUEUED_NOTICE_DELAY_MS = 1500;
+/** Said to a sender whose queued message is kept for after a restart. */
+const DEFERRED_NOTICE = "⏳ I'm restarting; I'll answer this as soon as I'm back.";
+
+/**
+ * What the store keeps for a message accepted and not yet answered (`inflight:<traceId>`). A message
+ * still queued when shutdown began never started, so the next start can run it as if it had just
+ * arrived: it is kept `deferred`, with its whole envelope.
+ */
+interface InflightRecord {
+  replyTo: IngressEnvelope["replyTo"];
+  /** The message's first 80 characters, to name it in a report. */
+  text: string;
+  at: number;
+  sessionKey: string;
+  deferred?: boolean;
+  envelope?: unknown;
+}
 
 /** A short id for a message's whole story; shown in error replies, carried by every log line. */
 export const newTraceId = () => randomBytes(5).toString("hex");
@@ -198,7 +216,7 @@ export class Gateway {
     const acceptedAt = Date.now();
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
-    const inflight = { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt, sessionKey };
+    const inflight: InflightRecord = { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt, sessionKey };
     if (this.replicas) return this.acceptShared(env, sessionKey, acceptedAt, inflightKey, JSON.stringify(inflight));
     const busy = this.lanes.busy(sessionKey);
     await this.o.store.setValue(inflightKey, JSON.stringify(inflight));
@@ -247,13 +265,19 @@ export class Gateway {
     if (this.replicas) return 0;
     const unfinished = await this.o.store.listValues(INFLIGHT);
     let told = 0;
+    const deferred: Array<{ env: IngressEnvelope; at: number; record: InflightRecord }> = [];
     for (const { key, value } of unfinished) {
       // A turn that continues from the store answers for itself.
       if (this.resumedTraces.has(key.slice(INFLIGHT.length))) continue;
       try {
-        const record = JSON.parse(value) as { replyTo: IngressEnvelope["replyTo"]; text: string };
+        const record = JSON.parse(value) as InflightRecord;
         // A channel not started this time keeps its records until it is.
         if (!this.channels.has(record.replyTo.channel)) continue;
+        const env = record.deferred ? deferredEnvelope(record, key.slice(INFLIGHT.length)) : undefined;
+        if (env) {
+          deferred.push({ env, at: record.at, record });
+          continue;
+        }
         await this.o.store.deleteValue(key);
         const ref = key.slice(INFLIGHT.length);
         await this.o.delivery.send(
@@ -268,7 +292,22 @@ export class Gateway {
       }
     }
     this.resumedTraces.clear();
+    // Messages kept at the last shutdown run now, in the order they came, behind what was resumed.
+    for (const { env, at, record } of deferred.sort((a, b) => a.at - b.at)) this.runDeferred(env, at, record);
     return told;
+  }
+
+  /** A message kept at shutdown, queued in its session's lane as if it had just arrived. */
+  private runDeferred(env: IngressEnvelope, acceptedAt: number, record: InflightRecord): void {
+    const runtime = this.channels.get(env.channel)!;
+    const traceId = env.traceId!;
+    this.o.observer.emit({ event: "turn.undeferred", traceId, sessionKey: record.sessionKey });
+    this.lanes.enqueue(record.sessionKey, async () => {
+      // Once it starts it is an ordinary message again: a crash from here on is reported, not run twice.
+      const { deferred: _d, envelope: _e, ...plain } = record;
+      await this.o.store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify(plain));
+      return this.turn(env, runtime, acceptedAt);
+    }, { force: true });
   }
 
   /** Approval clicks: the control lane — never behind a turn. */
@@ -312,12 +351,32 @@ export class Gateway {
   private async turn(env: IngressEnvelope, runtime: ChannelRuntime, acceptedAt: number): Promise<void> {
     const traceId = env.traceId!;
     if (this.closing) {
-      // Queued behind a turn when shutdown began: say so instead of starting work now.
-      this.o.observer.emit({ event: "turn.skipped", traceId, sessionKey: sessionKeyOf(env), reason: "shutting down" });
+      // Queued behind a turn when shutdown began: it never started, so the next start runs it.
+      const sessionKey = sessionKeyOf(env);
+      if (await this.defer(env, sessionKey, acceptedAt)) {
+        this.o.observer.emit({ event: "turn.deferred", traceId, sessionKey, reason: "shutting down" });
+        this.o.delivery.progress(env.replyTo, DEFERRED_NOTICE, traceId);
+        return;
+      }
+      this.o.observer.emit({ event: "turn.skipped", traceId, sessionKey, reason: "shutting down" });
       await this.reply(env, "I'm restarting and did not get to this message; please send it again in a minute.");
       return this.o.store.deleteValue(`${INFLIGHT}${traceId}`);
     }
     await this.driver.start(env, `t${randomBytes(4).toString("hex")}`, runtime, acceptedAt);
+  }
+
+  /** Keeps a message that never started for the next start; false when the store would not take it. */
+  private async defer(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<boolean> {
+    const record: InflightRecord = {
+      replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt, sessionKey, deferred: true, envelope: env,
+    };
+    try {
+      await this.o.store.setValue(`${INFLIGHT}${env.traceId}`, JSON.stringify(record));
+      return true;
+    } catch (err) {
+      this.o.log.warn({ traceId: env.traceId, err: (err as Error).message }, "a queued message could not be kept for after the restart");
+      return false;
+    }
   }
 
   /** Posts a reply; false (and an error line) when the platform would not take it. */
@@ -368,5 +427,15 @@ export class Gateway {
       await Promise.race([idle, new Promise((r) => setTimeout(r, 500).unref())]);
     }
     await this.o.delivery.flush(timeoutMs);
+  }
+}
+
+/** The envelope a deferred record keeps, checked again; undefined when it cannot be read (then the sender is told). */
+function deferredEnvelope(record: InflightRecord, traceId: string): IngressEnvelope | undefined {
+  try {
+    const env = parseEnvelope(record.envelope);
+    return env.traceId === traceId ? env : undefined;
+  } catch {
+    return undefined;
   }
 }

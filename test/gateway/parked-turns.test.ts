@@ -71,6 +71,23 @@ describe("parked turns", () => {
     await eventually(async () => (await mb!.tb.bot.store.listValues("progress:")).length === 0 || undefined, "the kept progress forgotten");
   });
 
+  it("keeps a message queued behind a parked turn across a restart and answers it after the resumed turn", async () => {
+    mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
+    routeModel(mb.tb.model, [{ when: "write the agenda", first: WRITE("agenda.txt"), then: { text: "the agenda is written" } }]);
+    const env = await mb.channel.say("write the agenda");
+    const card = (await eventually(() => mb!.channel.openCards()[0], "the card")).card!;
+    const later = await mb.channel.say("who is coming", { threadId: env.conversation.threadId });
+    await mb.waitFor(later, "Queued");
+
+    await mb.tb.restart();
+    await mb.waitFor(later, "I'll answer this as soon as I'm back");
+    expect((await mb.channel.click(card.approvalId, "approve", "u-alice", "Alice")).status).toBe("accepted");
+    const written = await mb.waitFor(env, "the agenda is written");
+    const answered = await mb.waitFor(later, "answer to: [u-alice] who is coming");
+    expect(mb.channel.messages.indexOf(written)).toBeLessThan(mb.channel.messages.indexOf(answered));
+    expect(mb.texts(env).join("\n")).not.toMatch(/send it again|was not finished/);
+  });
+
   it("shows the decision on a card whose message id was never recorded (posted just before a crash)", async () => {
     mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
     routeModel(mb.tb.model, [{ when: "write the notes", first: WRITE("notes.txt"), then: { text: "the notes are written" } }]);
