@@ -57,6 +57,43 @@ describe("a crash while an approval waits", () => {
     });
   }
 
+  it("a message queued behind a waiting card at SIGTERM is answered after the restart, after the card's turn", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    model.setFallback((r) => {
+      const messages = r.body.messages as Array<{ role: string; content?: string }>;
+      const last = messages.at(-1);
+      if (last?.role === "tool") return { text: "deploy.txt is written" };
+      if (last?.content?.includes("write deploy.txt")) return { toolCalls: [{ name: "write_file", arguments: '{"path":"deploy.txt","content":"x"}' }] };
+      return { text: `you asked: ${last?.content ?? ""}` };
+    });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    await telegram.userMessage({ text: "write deploy.txt", from: { id: 6161 } }).delivered;
+    await waitUntil(() => expect(telegram.botMessages(6161).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
+    const card = telegram.botMessages(6161).find((m) => m.reply_markup?.inline_keyboard?.length)!;
+    const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
+    await telegram.userMessage({ text: "and the weather", from: { id: 6161 } }).delivered;
+    await waitUntil(() => expect(telegram.botMessages(6161).map((m) => m.text).join("\n")).toMatch(/Queued/), { timeout: 10_000 });
+
+    first.child.kill("SIGTERM");
+    await new Promise((r) => first.child.once("exit", r));
+    const texts = () => telegram.botMessages(6161).map((m) => m.text ?? "");
+    expect(texts().join("\n")).toMatch(/I'll answer this as soon as I'm back/);
+    const second = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(second);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(2), { timeout: 15_000 });
+    await telegram.clickButton({ chatId: 6161, messageId: card.message_id, data: approve, from: { id: 6161 } }).answered;
+    await waitUntil(() => expect(texts().join("\n")).toMatch(/you asked: and the weather/), { timeout: 15_000 });
+    const at = (pattern: RegExp) => texts().findIndex((t) => pattern.test(t));
+    expect(at(/deploy\.txt is written/)).toBeGreaterThanOrEqual(0);
+    expect(at(/deploy\.txt is written/)).toBeLessThan(at(/you asked: and the weather/));
+    expect(texts().join("\n")).not.toMatch(/send it again|was not finished/);
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+
   it("a tool running at SIGKILL is reported interrupted after the restart and never run twice", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
