@@ -191,7 +191,14 @@ export class Gateway {
       if (access.tell) await this.say(env, REFUSAL_TEXT);
       return;
     }
-    if (this.closing) return void (await this.say(env, "I'm restarting; please send that again in a minute."));
+    if (this.closing) {
+      // Arrived while shutting down: a message for a turn is kept for the next start (a command is not).
+      if (!this.replicas && env.text.trim() !== "" && !parseBotCommand(env.text) && (await this.defer(env, sessionKey, Date.now()))) {
+        ev("turn.deferred", { reason: "arrived while shutting down" });
+        return this.o.delivery.progress(env.replyTo, DEFERRED_NOTICE, traceId);
+      }
+      return void (await this.say(env, "I'm restarting; please send that again in a minute."));
+    }
 
     if (env.text.trim() === "") {
       ev("envelope.empty");

@@ -46,6 +46,21 @@ describe("shutdown", () => {
     expect(await m.tb.bot.store.listValues("inflight:")).toEqual([]);
   });
 
+  it("keeps a message that arrives while shutting down, and answers it after the restart", async () => {
+    const { first } = await longJobWithQueuedMessage();
+    const m = mb!;
+    const stopping = m.tb.bot.stop();
+    const late = await m.channel.say("one more thing", { conversationId: "room-late" });
+    const command = await m.channel.say("/status", { conversationId: "room-late", threadId: "late-2" });
+    await stopping;
+    expect(m.texts(late).join("\n")).toMatch(/I'll answer this as soon as I'm back/);
+    expect(m.texts(command).join("\n")).toMatch(/please send that again/);
+
+    await m.tb.restart();
+    await m.waitFor(first, "long job done");
+    await m.waitFor(late, "answer to: [u-alice] one more thing");
+  });
+
   it("reports a kept message whose record cannot be read back as not finished, instead of running it", async () => {
     const { first, second } = await longJobWithQueuedMessage();
     const m = mb!;
