@@ -310,6 +310,14 @@ export class Gateway {
     const traceId = env.traceId!;
     this.o.observer.emit({ event: "turn.undeferred", traceId, sessionKey: record.sessionKey });
     this.lanes.enqueue(record.sessionKey, async () => {
+      // The access lists may have changed with the restart: they are asked again (it was addressed to the bot then).
+      const access = env.origin ? ({ verdict: "allowed" } as const) : this.access.check(env, runtime.access, Date.now(), true);
+      if (access.verdict !== "allowed") {
+        this.o.observer.emit({ event: "access.refused", traceId, sessionKey: record.sessionKey, reason: access.verdict === "refused" ? access.reason : access.verdict });
+        await this.o.store.deleteValue(`${INFLIGHT}${traceId}`);
+        if (access.verdict === "refused" && access.tell) await this.say(env, REFUSAL_TEXT);
+        return;
+      }
       // Once it starts it is an ordinary message again: a crash from here on is reported, not run twice.
       const { deferred: _d, envelope: _e, ...plain } = record;
       await this.o.store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify(plain));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { callTools, heldTool, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
-import { quietFor } from "../support/bot.ts";
+import { eventually, quietFor } from "../support/bot.ts";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { DATABASE_FILE } from "../../src/store/sqlite-store.ts";
@@ -59,6 +59,34 @@ describe("shutdown", () => {
     await m.tb.restart();
     await m.waitFor(first, "long job done");
     await m.waitFor(late, "answer to: [u-alice] one more thing");
+  });
+
+  it("asks the access lists again before it runs a kept message: a sender the restart took off them is refused", async () => {
+    const hold = heldTool("longjob");
+    let allowed = ["*"];
+    mb = await startMemoryBot({
+      tools: [hold.tool], channel: { channel: "slack" },
+      configure: (c) => {
+        c.gateway.shutdownGraceMs = 300;
+        c.slack.access.users = allowed;
+        c.slack.access.mentionGate = false;
+      },
+    });
+    const m = mb;
+    routeModel(m.tb.model, [{ when: "start the long job", first: callTools({ name: "longjob" }), then: { text: "long job done" } }]);
+    const first = await m.channel.say("start the long job", { userId: "U-ANN" });
+    await hold.started();
+    const second = await m.channel.say("and then this", { threadId: first.conversation.threadId, userId: "U-BOB" });
+    await m.waitFor(second, "Queued");
+    await m.tb.bot.stop();
+    expect(m.texts(second).join("\n")).toMatch(/I'll answer this as soon as I'm back/);
+
+    allowed = ["U-ANN"];
+    await m.tb.restart();
+    await m.waitFor(first, "long job done");
+    await eventually(async () => (await m.tb.bot.store.listValues("inflight:")).length === 0 || undefined, "the kept message dropped");
+    await quietFor(300);
+    expect(m.texts(second).join("\n")).not.toMatch(/and then this/);
   });
 
   it("reports a kept message whose record cannot be read back as not finished, instead of running it", async () => {
