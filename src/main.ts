@@ -271,6 +271,8 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     gateway.addChannel(adapter.channel, { exec, port: adapter.port, access: accessFor(config, adapter.channel), serving });
   }
   const started: ChannelAdapter[] = [];
+  // What arrives while the previous process's turns and kept messages are put back waits for them.
+  const releaseMessages = gateway.holdMessages();
   try {
     for (const adapter of adapters) {
       await adapter.start(gateway.sink());
@@ -287,16 +289,24 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     );
     if (groupProblems.length) throw new ConfigError(groupProblems);
   } catch (err) {
+    releaseMessages();
     for (const a of started) await a.stop().catch(() => {});
     await mcp.close();
     await coordination?.close();
     await store.close();
     throw err;
   }
-  // Turns parked or checkpointed by the previous process continue; their cards stay live.
-  const live = await gateway.resumeSaved();
-  const recovered = await approvals.recover(live);
-  if (live.size || recovered.closed) log.info({ parked: live.size, ...recovered }, "turns and approvals from before the restart recovered");
+  try {
+    // Turns parked or checkpointed by the previous process continue; their cards stay live.
+    const live = await gateway.resumeSaved();
+    const recovered = await approvals.recover(live);
+    if (live.size || recovered.closed) log.info({ parked: live.size, ...recovered }, "turns and approvals from before the restart recovered");
+    // Messages the previous process kept at its shutdown run next, behind those turns.
+    const kept = await gateway.resumeDeferred();
+    if (kept) log.info({ kept }, "messages kept at the last shutdown are answered now");
+  } finally {
+    releaseMessages();
+  }
   void gateway.reportUnfinished().then((told) => {
     if (told) log.warn({ told }, "messages left unanswered by the previous process were reported to their senders");
   });

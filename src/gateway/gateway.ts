@@ -96,6 +96,8 @@ export class Gateway {
   private readonly driver: TurnDriver;
   private readonly replicas?: ReplicaSessions;
   private closing = false;
+  /** Set while inbound messages wait for the start to finish (see holdMessages). */
+  private held?: Promise<void>;
   /** Traces of turns resumed from the store at start: their messages are not reported unfinished. */
   private readonly resumedTraces = new Set<string>();
 
@@ -138,8 +140,24 @@ export class Gateway {
     };
   }
 
+  /**
+   * Holds inbound messages (and tasks) until the returned function is called: at start, until the
+   * turns and messages the previous process left are back in their lanes, so that a message sent
+   * while the bot was down queues behind them rather than overtaking them.
+   */
+  holdMessages(): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.held = held;
+    return () => {
+      if (this.held === held) this.held = undefined;
+      release();
+    };
+  }
+
   /** Accepts (or refuses) one inbound message; resolves before the turn runs. Never rejects. */
   async message(input: IngressEnvelope): Promise<void> {
+    if (this.held) await this.held;
     // What a platform sends never claims to be a schedule's or the API's.
     const { origin: _origin, approvalTarget: _target, ...fromPlatform } = input;
     return this.admit({ ...fromPlatform, traceId: input.traceId ?? newTraceId() });
@@ -151,6 +169,7 @@ export class Gateway {
    * tick from running twice across replicas.
    */
   async task(input: IngressEnvelope): Promise<void> {
+    if (this.held) await this.held;
     return this.admit({ ...input, traceId: input.traceId ?? newTraceId() });
   }
 
@@ -272,7 +291,6 @@ export class Gateway {
     if (this.replicas) return 0;
     const unfinished = await this.o.store.listValues(INFLIGHT);
     let told = 0;
-    const deferred: Array<{ env: IngressEnvelope; at: number; record: InflightRecord }> = [];
     for (const { key, value } of unfinished) {
       // A turn that continues from the store answers for itself.
       if (this.resumedTraces.has(key.slice(INFLIGHT.length))) continue;
@@ -280,11 +298,6 @@ export class Gateway {
         const record = JSON.parse(value) as InflightRecord;
         // A channel not started this time keeps its records until it is.
         if (!this.channels.has(record.replyTo.channel)) continue;
-        const env = record.deferred ? deferredEnvelope(record, key.slice(INFLIGHT.length)) : undefined;
-        if (env) {
-          deferred.push({ env, at: record.at, record });
-          continue;
-        }
         await this.o.store.deleteValue(key);
         const ref = key.slice(INFLIGHT.length);
         await this.o.delivery.send(
@@ -299,9 +312,34 @@ export class Gateway {
       }
     }
     this.resumedTraces.clear();
-    // Messages kept at the last shutdown run now, in the order they came, behind what was resumed.
-    for (const { env, at, record } of deferred.sort((a, b) => a.at - b.at)) this.runDeferred(env, at, record);
     return told;
+  }
+
+  /**
+   * Queues the messages the previous process kept at its shutdown (they never started), in the
+   * order they came, each behind what resumeSaved put in its lane. Call once at start, after
+   * resumeSaved and before reportUnfinished (which then leaves them alone). Returns how many.
+   */
+  async resumeDeferred(): Promise<number> {
+    if (this.replicas) return 0;
+    const deferred: Array<{ env: IngressEnvelope; at: number; record: InflightRecord }> = [];
+    for (const { key, value } of await this.o.store.listValues(INFLIGHT)) {
+      const traceId = key.slice(INFLIGHT.length);
+      if (this.resumedTraces.has(traceId)) continue;
+      let record: InflightRecord;
+      try {
+        record = JSON.parse(value) as InflightRecord;
+      } catch {
+        continue; // reportUnfinished deals with it
+      }
+      const env = record.deferred && this.channels.has(record.replyTo?.channel) ? deferredEnvelope(record, traceId) : undefined;
+      if (env) deferred.push({ env, at: record.at, record });
+    }
+    for (const { env, at, record } of deferred.sort((a, b) => a.at - b.at)) {
+      this.resumedTraces.add(env.traceId!);
+      this.runDeferred(env, at, record);
+    }
+    return deferred.length;
   }
 
   /** A message kept at shutdown, queued in its session's lane as if it had just arrived. */

@@ -94,6 +94,43 @@ describe("a crash while an approval waits", () => {
     rmSync(first.dataDir, { recursive: true, force: true });
   });
 
+  it("a message sent while the bot was down, in a chat whose turn is parked, waits for that turn", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    model.setFallback((r) => {
+      const messages = r.body.messages as Array<{ role: string; content?: string }>;
+      const last = messages.at(-1);
+      if (last?.role === "tool") return { text: "notes.txt is written" };
+      if (last?.content?.includes("write notes.txt")) return { toolCalls: [{ name: "write_file", arguments: '{"path":"notes.txt","content":"x"}' }] };
+      return { text: `you asked: ${last?.content ?? ""}` };
+    });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    await telegram.userMessage({ text: "write notes.txt", from: { id: 7171 } }).delivered;
+    await waitUntil(() => expect(telegram.botMessages(7171).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
+    const card = telegram.botMessages(7171).find((m) => m.reply_markup?.inline_keyboard?.length)!;
+    const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
+    first.child.kill("SIGTERM");
+    await new Promise((r) => first.child.once("exit", r));
+
+    // Sent while no bot polls: Telegram keeps it for the next getUpdates.
+    const followUp = telegram.userMessage({ text: "and the weather", from: { id: 7171 } });
+    const second = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(second);
+    await followUp.delivered;
+    const texts = () => telegram.botMessages(7171).map((m) => m.text ?? "");
+    await waitUntil(() => expect(texts().join("\n")).toMatch(/Queued/), { timeout: 15_000 });
+    expect(texts().join("\n")).not.toMatch(/you asked: and the weather/);
+    await telegram.clickButton({ chatId: 7171, messageId: card.message_id, data: approve, from: { id: 7171 } }).answered;
+    await waitUntil(() => expect(texts().join("\n")).toMatch(/you asked: and the weather/), { timeout: 15_000 });
+    const at = (pattern: RegExp) => texts().findIndex((t) => pattern.test(t));
+    expect(at(/notes\.txt is written/)).toBeGreaterThanOrEqual(0);
+    expect(at(/notes\.txt is written/)).toBeLessThan(at(/you asked: and the weather/));
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+
   it("a tool running at SIGKILL is reported interrupted after the restart and never run twice", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
