@@ -57,78 +57,66 @@ describe("a crash while an approval waits", () => {
     });
   }
 
-  it("a message queued behind a waiting card at SIGTERM is answered after the restart, after the card's turn", async () => {
+  /**
+   * A bot whose model writes `<file>` when asked to ("write <file>", then "<file> is written") and
+   * otherwise echoes the question ("you asked: …"), with a card for that write waiting in `chatId`.
+   */
+  async function cardWaiting(chatId: number, file: string) {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
     model.setFallback((r) => {
-      const messages = r.body.messages as Array<{ role: string; content?: string }>;
-      const last = messages.at(-1);
-      if (last?.role === "tool") return { text: "deploy.txt is written" };
-      if (last?.content?.includes("write deploy.txt")) return { toolCalls: [{ name: "write_file", arguments: '{"path":"deploy.txt","content":"x"}' }] };
+      const last = (r.body.messages as Array<{ role: string; content?: string }>).at(-1);
+      if (last?.role === "tool") return { text: `${file} is written` };
+      if (last?.content?.includes(`write ${file}`)) return { toolCalls: [{ name: "write_file", arguments: JSON.stringify({ path: file, content: "x" }) }] };
       return { text: `you asked: ${last?.content ?? ""}` };
     });
     const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
     const first = startBotProcess(env, { keepDataDir: true });
     bots.push(first);
     await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
-    await telegram.userMessage({ text: "write deploy.txt", from: { id: 6161 } }).delivered;
-    await waitUntil(() => expect(telegram.botMessages(6161).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
-    const card = telegram.botMessages(6161).find((m) => m.reply_markup?.inline_keyboard?.length)!;
-    const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
-    await telegram.userMessage({ text: "and the weather", from: { id: 6161 } }).delivered;
-    await waitUntil(() => expect(telegram.botMessages(6161).map((m) => m.text).join("\n")).toMatch(/Queued/), { timeout: 10_000 });
+    await telegram.userMessage({ text: `write ${file}`, from: { id: chatId } }).delivered;
+    await waitUntil(() => expect(telegram.botMessages(chatId).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
+    const card = telegram.botMessages(chatId).find((m) => m.reply_markup?.inline_keyboard?.length)!;
+    const texts = () => telegram.botMessages(chatId).map((m) => m.text ?? "");
+    const approve = () => telegram.clickButton({ chatId, messageId: card.message_id, data: card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!, from: { id: chatId } }).answered;
+    const stopAndRestart = async (sentWhileDown?: string) => {
+      first.child.kill("SIGTERM");
+      await new Promise((r) => first.child.once("exit", r));
+      // Sent while no bot polls: Telegram keeps it for the next getUpdates.
+      const followUp = sentWhileDown ? telegram.userMessage({ text: sentWhileDown, from: { id: chatId } }) : undefined;
+      bots.push(startBotProcess(env, { dataDir: first.dataDir }));
+      await (followUp ? followUp.delivered : waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(2), { timeout: 15_000 }));
+    };
+    /** Whether a message matching `before` was posted, and before one matching `then`. */
+    const inOrder = (before: RegExp, then: RegExp) => {
+      const at = (pattern: RegExp) => texts().findIndex((t) => pattern.test(t));
+      return at(before) >= 0 && at(before) < at(then);
+    };
+    return { dataDir: first.dataDir, texts, approve, stopAndRestart, inOrder };
+  }
 
-    first.child.kill("SIGTERM");
-    await new Promise((r) => first.child.once("exit", r));
-    const texts = () => telegram.botMessages(6161).map((m) => m.text ?? "");
-    expect(texts().join("\n")).toMatch(/I'll answer this as soon as I'm back/);
-    const second = startBotProcess(env, { dataDir: first.dataDir });
-    bots.push(second);
-    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(2), { timeout: 15_000 });
-    await telegram.clickButton({ chatId: 6161, messageId: card.message_id, data: approve, from: { id: 6161 } }).answered;
-    await waitUntil(() => expect(texts().join("\n")).toMatch(/you asked: and the weather/), { timeout: 15_000 });
-    const at = (pattern: RegExp) => texts().findIndex((t) => pattern.test(t));
-    expect(at(/deploy\.txt is written/)).toBeGreaterThanOrEqual(0);
-    expect(at(/deploy\.txt is written/)).toBeLessThan(at(/you asked: and the weather/));
-    expect(texts().join("\n")).not.toMatch(/send it again|was not finished/);
-    rmSync(first.dataDir, { recursive: true, force: true });
+  it("a message queued behind a waiting card at SIGTERM is answered after the restart, after the card's turn", async () => {
+    const bot = await cardWaiting(6161, "deploy.txt");
+    await telegram.userMessage({ text: "and the weather", from: { id: 6161 } }).delivered;
+    await waitUntil(() => expect(bot.texts().join("\n")).toMatch(/Queued/), { timeout: 10_000 });
+    await bot.stopAndRestart();
+    expect(bot.texts().join("\n")).toMatch(/I'll answer this as soon as I'm back/);
+    await bot.approve();
+    await waitUntil(() => expect(bot.texts().join("\n")).toMatch(/you asked: and the weather/), { timeout: 15_000 });
+    expect(bot.inOrder(/deploy\.txt is written/, /you asked: and the weather/)).toBe(true);
+    expect(bot.texts().join("\n")).not.toMatch(/send it again|was not finished/);
+    rmSync(bot.dataDir, { recursive: true, force: true });
   });
 
   it("a message sent while the bot was down, in a chat whose turn is parked, waits for that turn", async () => {
-    model = await startOpenAIEmulator();
-    telegram = await startTelegramEmulator();
-    model.setFallback((r) => {
-      const messages = r.body.messages as Array<{ role: string; content?: string }>;
-      const last = messages.at(-1);
-      if (last?.role === "tool") return { text: "notes.txt is written" };
-      if (last?.content?.includes("write notes.txt")) return { toolCalls: [{ name: "write_file", arguments: '{"path":"notes.txt","content":"x"}' }] };
-      return { text: `you asked: ${last?.content ?? ""}` };
-    });
-    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
-    const first = startBotProcess(env, { keepDataDir: true });
-    bots.push(first);
-    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
-    await telegram.userMessage({ text: "write notes.txt", from: { id: 7171 } }).delivered;
-    await waitUntil(() => expect(telegram.botMessages(7171).some((m) => m.reply_markup?.inline_keyboard?.length)).toBe(true), { timeout: 10_000 });
-    const card = telegram.botMessages(7171).find((m) => m.reply_markup?.inline_keyboard?.length)!;
-    const approve = card.reply_markup!.inline_keyboard.flat()[0]!.callback_data!;
-    first.child.kill("SIGTERM");
-    await new Promise((r) => first.child.once("exit", r));
-
-    // Sent while no bot polls: Telegram keeps it for the next getUpdates.
-    const followUp = telegram.userMessage({ text: "and the weather", from: { id: 7171 } });
-    const second = startBotProcess(env, { dataDir: first.dataDir });
-    bots.push(second);
-    await followUp.delivered;
-    const texts = () => telegram.botMessages(7171).map((m) => m.text ?? "");
-    await waitUntil(() => expect(texts().join("\n")).toMatch(/Queued/), { timeout: 15_000 });
-    expect(texts().join("\n")).not.toMatch(/you asked: and the weather/);
-    await telegram.clickButton({ chatId: 7171, messageId: card.message_id, data: approve, from: { id: 7171 } }).answered;
-    await waitUntil(() => expect(texts().join("\n")).toMatch(/you asked: and the weather/), { timeout: 15_000 });
-    const at = (pattern: RegExp) => texts().findIndex((t) => pattern.test(t));
-    expect(at(/notes\.txt is written/)).toBeGreaterThanOrEqual(0);
-    expect(at(/notes\.txt is written/)).toBeLessThan(at(/you asked: and the weather/));
-    rmSync(first.dataDir, { recursive: true, force: true });
+    const bot = await cardWaiting(7171, "notes.txt");
+    await bot.stopAndRestart("and the weather");
+    await waitUntil(() => expect(bot.texts().join("\n")).toMatch(/Queued/), { timeout: 15_000 });
+    expect(bot.texts().join("\n")).not.toMatch(/you asked: and the weather/);
+    await bot.approve();
+    await waitUntil(() => expect(bot.texts().join("\n")).toMatch(/you asked: and the weather/), { timeout: 15_000 });
+    expect(bot.inOrder(/notes\.txt is written/, /you asked: and the weather/)).toBe(true);
+    rmSync(bot.dataDir, { recursive: true, force: true });
   });
 
   it("a tool running at SIGKILL is reported interrupted after the restart and never run twice", async () => {
