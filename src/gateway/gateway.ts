@@ -242,7 +242,7 @@ export class Gateway {
     const acceptedAt = Date.now();
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
-    const inflight: InflightRecord = { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt, sessionKey };
+    const inflight = inflightRecord(env, sessionKey, acceptedAt);
     if (this.replicas) return this.acceptShared(env, sessionKey, acceptedAt, inflightKey, JSON.stringify(inflight));
     const busy = this.lanes.busy(sessionKey);
     await this.o.store.setValue(inflightKey, JSON.stringify(inflight));
@@ -420,9 +420,7 @@ export class Gateway {
 
   /** Keeps a message that never started for the next start; false when the store would not take it. */
   private async defer(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<boolean> {
-    const record: InflightRecord = {
-      replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at: acceptedAt, sessionKey, deferred: true, envelope: env,
-    };
+    const record: InflightRecord = { ...inflightRecord(env, sessionKey, acceptedAt), deferred: true, envelope: env };
     try {
       await this.o.store.setValue(`${INFLIGHT}${env.traceId}`, JSON.stringify(record));
       return true;
@@ -481,6 +479,11 @@ export class Gateway {
     }
     await this.o.delivery.flush(timeoutMs);
   }
+}
+
+/** The in-flight record of a message accepted at `at`. */
+function inflightRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {
+  return { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at, sessionKey };
 }
 
 /** The envelope a deferred record keeps, checked again; undefined when it cannot be read (then the sender is told). */
