@@ -51,6 +51,23 @@ export const PG = {
     SELECT $1, session.generation, $2::bigint, m.body
     FROM session, unnest($3::text[]) WITH ORDINALITY AS m(body, n)
     ORDER BY m.n`,
+  // One statement, so one transaction: the history appended, the turn's record deleted, the mark set.
+  finishTurn: `
+    WITH gone AS (DELETE FROM turns WHERE turn_id = $4),
+    mark AS (
+      INSERT INTO kv (key, value) SELECT $5::text, $6::text WHERE $5::text IS NOT NULL
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value
+    ),
+    session AS (
+      INSERT INTO sessions (key, generation, created_at, updated_at)
+      SELECT $1, 1, $2::bigint, $2::bigint WHERE cardinality($3::text[]) > 0
+      ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
+      RETURNING generation
+    )
+    INSERT INTO messages (session_key, generation, at, body)
+    SELECT $1, session.generation, $2::bigint, m.body
+    FROM session, unnest($3::text[]) WITH ORDINALITY AS m(body, n)
+    ORDER BY m.n`,
   lastMessages: `
     SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
     WHERE s.key = $1 ORDER BY m.id DESC LIMIT $2`,

@@ -19,7 +19,7 @@ import {
   turnFromRow, voteFromRow, type ApprovalRow, type ApprovalVoteRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import type {
-  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
+  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn, TurnEnd,
 } from "./store.ts";
 
 /** Where the PostgreSQL store lives and how it connects. */
@@ -130,6 +130,10 @@ class PostgresStore implements Store {
   async appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await this.#run(PG.appendHistory, [sessionKey, this.#now(), messages.map(encodeMessage)]);
+  }
+
+  async finishTurn(end: TurnEnd): Promise<void> {
+    await this.#run(PG.finishTurn, [end.sessionKey, this.#now(), end.messages.map(encodeMessage), end.turnId, end.mark?.key ?? null, end.mark?.value ?? null]);
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {

@@ -18,7 +18,7 @@ import {
 import { prepareStatements, type Statements } from "./statements.ts";
 import { alwaysFromRow, alwaysValues, type AlwaysRow } from "./always-rows.ts";
 import type {
-  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn,
+  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn, TurnEnd,
 } from "./store.ts";
 
 /** Where the store lives: a data folder (the file is created inside it), or memory for tests. */
@@ -101,6 +101,21 @@ class SqliteStore implements Store {
       }
     });
     this.#history.appended(sessionKey, messages);
+  }
+
+  async finishTurn(end: TurnEnd): Promise<void> {
+    const at = this.#now();
+    this.#transaction(() => {
+      if (end.messages.length) {
+        const { generation } = this.#q.touchSession.get({ key: end.sessionKey, at }) as { generation: number };
+        for (const message of end.messages) {
+          this.#q.insertMessage.run({ session_key: end.sessionKey, generation, at, body: encodeMessage(message) });
+        }
+      }
+      this.#q.deleteTurn.run({ turn_id: end.turnId });
+      if (end.mark) this.#q.setValue.run({ key: end.mark.key, value: end.mark.value });
+    });
+    if (end.messages.length) this.#history.appended(end.sessionKey, end.messages);
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {

@@ -172,9 +172,23 @@ export interface StoredTurn {
   body: string;
 }
 
+/** What Store.finishTurn writes. */
+export interface TurnEnd {
+  sessionKey: string;
+  messages: ChatMessage[];
+  turnId: string;
+  mark?: { key: string; value: string };
+}
+
 export interface Store {
   /** Appends messages to a session's current history (creating the session). */
   appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void>;
+  /**
+   * A turn's end, in one transaction: its messages appended to the session's history, its record
+   * (`turnId`) deleted, and `mark` set (the message's in-flight record, noting its answer). A crash
+   * leaves the turn either still to finish or finished, never half of each.
+   */
+  finishTurn(end: TurnEnd): Promise<void>;
   /** The last `limit` messages of a session's current history, oldest first (all of it for Number.MAX_SAFE_INTEGER). */
   loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]>;
   /** Starts a fresh history for the session (`/new`); the old one is kept but no longer loaded. */

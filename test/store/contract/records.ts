@@ -119,6 +119,52 @@ export function describeRecordsContract(harness: StoreHarness): void {
     });
   });
 
+  describe("a turn's end", () => {
+    const answer = [{ role: "user" as const, content: "deploy it" }, { role: "assistant" as const, content: "deployed" }];
+
+    it("appends the history, deletes the turn's record and sets the mark together, across a restart", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      await before.appendHistory("slack:C1:171.2", [{ role: "user", content: "earlier" }]);
+      await before.saveTurn(turn("t1"));
+      await before.saveTurn(turn("other"));
+      await before.setValue("inflight:trace-t1", '{"at":1}');
+      await before.finishTurn({ sessionKey: "slack:C1:171.2", messages: answer, turnId: "t1", mark: { key: "inflight:trace-t1", value: '{"answer":"deployed"}' } });
+      expect((await before.loadHistory("slack:C1:171.2", 10)).map((m) => m.content)).toEqual(["earlier", "deploy it", "deployed"]);
+      await before.close();
+
+      const store = await harness.open(location);
+      expect((await store.loadHistory("slack:C1:171.2", 10)).map((m) => m.content)).toEqual(["earlier", "deploy it", "deployed"]);
+      expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["other"]);
+      expect(await store.getValue("inflight:trace-t1")).toBe('{"answer":"deployed"}');
+      await store.close();
+    });
+
+    it("writes nothing when any part of it fails: the turn is still there to finish", async () => {
+      const store = await openFresh(harness);
+      await store.saveTurn(turn("t1"));
+      await store.setValue("inflight:trace-t1", '{"at":1}');
+      // A value the store refuses (NOT NULL), written last: the history and the delete before it must not stay.
+      const refused = { key: "inflight:trace-t1", value: null as unknown as string };
+      await expect(store.finishTurn({ sessionKey: "slack:C1:171.2", messages: answer, turnId: "t1", mark: refused })).rejects.toThrow();
+      expect(await store.loadHistory("slack:C1:171.2", 10)).toEqual([]);
+      expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["t1"]);
+      expect(await store.getValue("inflight:trace-t1")).toBe('{"at":1}');
+      await store.close();
+    });
+
+    it("ends a turn that saved no record, and one with no messages, without a mark", async () => {
+      const store = await openFresh(harness);
+      await store.finishTurn({ sessionKey: "s", messages: answer, turnId: "never-saved" });
+      expect((await store.loadHistory("s", 10)).map((m) => m.content)).toEqual(["deploy it", "deployed"]);
+      await store.saveTurn(turn("t2", { sessionKey: "s" }));
+      await store.finishTurn({ sessionKey: "s", messages: [], turnId: "t2" });
+      expect(await store.listTurns()).toEqual([]);
+      expect(await store.loadHistory("s", 10)).toHaveLength(2);
+      await store.close();
+    });
+  });
+
   describe("named values", () => {
     it("stores, overwrites and keeps a value across restarts", async () => {
       const location = await harness.freshLocation();
