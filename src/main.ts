@@ -301,9 +301,9 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     const live = await gateway.resumeSaved();
     const recovered = await approvals.recover(live);
     if (live.size || recovered.closed) log.info({ parked: live.size, ...recovered }, "turns and approvals from before the restart recovered");
-    // Messages the previous process kept at its shutdown run next, behind those turns.
-    const kept = await gateway.resumeDeferred();
-    if (kept) log.info({ kept }, "messages kept at the last shutdown are answered now");
+    // Messages the previous process kept at its shutdown, or was cut off from, run next, behind those turns.
+    const messages = await gateway.resumeMessages();
+    if (messages.kept || messages.restarted || messages.answered) log.info(messages, "messages left by the previous process are answered now");
   } finally {
     releaseMessages();
   }

@@ -96,7 +96,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     return { status: "parked", reason, turnId: record.turnId, approvalId: waiting?.approvalId, tool };
   };
   const finish = async (outcome: TurnOutcome): Promise<TurnOutcome> => {
-    if (stored) await exec.store.deleteTurn(record.turnId);
+    if (stored && !state.endsInStore) await exec.store.deleteTurn(record.turnId);
     exec.observer.emit({ event: "turn.finish", traceId: state.traceId, sessionKey: state.sessionKey, status: outcome.status });
     return outcome;
   };

@@ -99,6 +99,12 @@ export interface TurnState {
    * token). Checked before every checkpoint; a turn whose replica lost it stops at once.
    */
   fence?: () => Promise<boolean>;
+  /**
+   * The caller ends the turn in the store itself (Store.finishTurn: the history appended and the
+   * turn's record deleted in one transaction), so the engine leaves the record at the end. Without
+   * it the engine deletes the record and the history is the caller's to append.
+   */
+  endsInStore?: boolean;
 }
 
 export type TurnStatus = "done" | "cancelled" | "failed" | "stopped";

@@ -9,7 +9,6 @@ import type { Logger } from "pino";
 import type { AccessConfig } from "../config/schema.ts";
 import {
   parseBotCommand,
-  parseEnvelope,
   sessionKeyOf,
   type ApprovalClick,
   type ApprovalClickOutcome,
@@ -27,7 +26,8 @@ import { answerCommand } from "./commands.ts";
 import { ButtonRoutes } from "./button-routes.ts";
 import { ChatQuestions } from "./chat-questions.ts";
 import { ALWAYS_BUTTON_KIND, alwaysList, revokeFromList } from "./always-list.ts";
-import { INFLIGHT, TurnDriver } from "./turn-driver.ts";
+import { TurnDriver } from "./turn-driver.ts";
+import { envelopeOf, INFLIGHT, inflightRecord, readInflight, RESTARTED_NOTICE, type InflightRecord } from "./inflight.ts";
 import { ReplicaSessions } from "./replica-sessions.ts";
 import type { Coordination } from "../store/coordination.ts";
 
@@ -66,21 +66,6 @@ const QUEUED_NOTICE_DELAY_MS = 1500;
 /** Said to a sender whose queued message is kept for after a restart. */
 const DEFERRED_NOTICE = "⏳ I'm restarting; I'll answer this as soon as I'm back.";
 
-/**
- * What the store keeps for a message accepted and not yet answered (`inflight:<traceId>`). A message
- * still queued when shutdown began never started, so the next start can run it as if it had just
- * arrived: it is kept `deferred`, with its whole envelope.
- */
-interface InflightRecord {
-  replyTo: IngressEnvelope["replyTo"];
-  /** The message's first 80 characters, to name it in a report. */
-  text: string;
-  at: number;
-  sessionKey: string;
-  deferred?: boolean;
-  envelope?: unknown;
-}
-
 /** A short id for a message's whole story; shown in error replies, carried by every log line. */
 export const newTraceId = () => randomBytes(5).toString("hex");
 
@@ -98,8 +83,10 @@ export class Gateway {
   private closing = false;
   /** Set while inbound messages wait for the start to finish (see holdMessages). */
   private held?: Promise<void>;
-  /** Traces of turns resumed from the store at start: their messages are not reported unfinished. */
-  private readonly resumedTraces = new Set<string>();
+  /** Traces of the turns the store held at start, and what became of them: never started over. */
+  private readonly savedTraces = new Map<string, "resumed" | "unreadable">();
+  /** In-flight records resumeMessages left for reportUnfinished. */
+  private readonly unfinished: Array<{ key: string; value: string }> = [];
 
   constructor(options: GatewayOptions) {
     this.o = options;
@@ -283,23 +270,61 @@ export class Gateway {
   }
 
   /**
-   * Tells the senders of messages that a previous process accepted but never answered (it crashed or was
-   * killed) that they were not finished. Called once at start, after the channels are up.
+   * Picks up the messages the previous process accepted and did not answer (their in-flight records:
+   * inflight.ts), in the order they came. One kept at its shutdown, and one it was cut off from before
+   * the turn's first checkpoint, run in their session's lane behind what resumeSaved put there; one
+   * whose turn finished gets its answer posted. Call once at start, after resumeSaved; what is left
+   * (cut off twice, unreadable, its turn's record unreadable) is for reportUnfinished.
+   */
+  async resumeMessages(): Promise<{ kept: number; restarted: number; answered: number }> {
+    const counts = { kept: 0, restarted: 0, answered: 0 };
+    if (this.replicas) return counts;
+    const picked: Array<{ traceId: string; record: InflightRecord; env?: IngressEnvelope }> = [];
+    for (const { key, value } of await this.o.store.listValues(INFLIGHT)) {
+      const traceId = key.slice(INFLIGHT.length);
+      const record = readInflight(value);
+      // A channel not started this time keeps its records until it is.
+      if (record && !this.channels.has(record.replyTo.channel)) continue;
+      // A turn with a record continues from it, or (unreadable) is reported: it never starts over.
+      const saved = this.savedTraces.get(traceId);
+      if (saved === "resumed") continue;
+      if (saved === "unreadable") {
+        this.unfinished.push({ key, value });
+        continue;
+      }
+      const env = record && record.answer === undefined && (record.deferred || !record.restarted) ? envelopeOf(record, traceId) : undefined;
+      if (record && (record.answer !== undefined || env)) picked.push({ traceId, record, env });
+      else this.unfinished.push({ key, value });
+    }
+    for (const { traceId, record, env } of picked.sort((a, b) => a.record.at - b.record.at)) {
+      if (env) {
+        counts[record.deferred ? "kept" : "restarted"]++;
+        this.runAgain(env, record);
+      } else {
+        counts.answered++;
+        void this.postAnswer(traceId, record);
+      }
+    }
+    return counts;
+  }
+
+  /**
+   * Tells the senders of the messages resumeMessages left that they were not finished (the previous
+   * process crashed or was killed while on them). Called once at start, after the channels are up.
    */
   async reportUnfinished(): Promise<number> {
     // With replicas, the sweep reports what no replica works on (another replica's messages are not lost).
     if (this.replicas) return 0;
-    const unfinished = await this.o.store.listValues(INFLIGHT);
     let told = 0;
-    for (const { key, value } of unfinished) {
-      // A turn that continues from the store answers for itself.
-      if (this.resumedTraces.has(key.slice(INFLIGHT.length))) continue;
+    for (const { key, value } of this.unfinished.splice(0)) {
+      const ref = key.slice(INFLIGHT.length);
+      await this.o.store.deleteValue(key).catch(() => {});
+      const record = readInflight(value);
+      if (!record) {
+        this.o.log.warn({ key }, "unfinished message could not be reported: its record is unreadable");
+        continue;
+      }
       try {
-        const record = JSON.parse(value) as InflightRecord;
-        // A channel not started this time keeps its records until it is.
-        if (!this.channels.has(record.replyTo.channel)) continue;
-        await this.o.store.deleteValue(key);
-        const ref = key.slice(INFLIGHT.length);
         await this.o.delivery.send(
           record.replyTo,
           `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${ref}).`,
@@ -307,46 +332,21 @@ export class Gateway {
         );
         told++;
       } catch (err) {
-        await this.o.store.deleteValue(key);
         this.o.log.warn({ err: (err as Error).message, key }, "unfinished message could not be reported");
       }
     }
-    this.resumedTraces.clear();
     return told;
   }
 
   /**
-   * Queues the messages the previous process kept at its shutdown (they never started), in the
-   * order they came, each behind what resumeSaved put in its lane. Call once at start, after
-   * resumeSaved and before reportUnfinished (which then leaves them alone). Returns how many.
+   * A message of the previous process's, queued in its session's lane as if it had just arrived: one
+   * kept at shutdown, or one that starts over (the sender is told).
    */
-  async resumeDeferred(): Promise<number> {
-    if (this.replicas) return 0;
-    const deferred: Array<{ env: IngressEnvelope; at: number; record: InflightRecord }> = [];
-    for (const { key, value } of await this.o.store.listValues(INFLIGHT)) {
-      const traceId = key.slice(INFLIGHT.length);
-      if (this.resumedTraces.has(traceId)) continue;
-      let record: InflightRecord;
-      try {
-        record = JSON.parse(value) as InflightRecord;
-      } catch {
-        continue; // reportUnfinished deals with it
-      }
-      const env = record.deferred && this.channels.has(record.replyTo?.channel) ? deferredEnvelope(record, traceId) : undefined;
-      if (env) deferred.push({ env, at: record.at, record });
-    }
-    for (const { env, at, record } of deferred.sort((a, b) => a.at - b.at)) {
-      this.resumedTraces.add(env.traceId!);
-      this.runDeferred(env, at, record);
-    }
-    return deferred.length;
-  }
-
-  /** A message kept at shutdown, queued in its session's lane as if it had just arrived. */
-  private runDeferred(env: IngressEnvelope, acceptedAt: number, record: InflightRecord): void {
+  private runAgain(env: IngressEnvelope, record: InflightRecord): void {
     const runtime = this.channels.get(env.channel)!;
     const traceId = env.traceId!;
-    this.o.observer.emit({ event: "turn.undeferred", traceId, sessionKey: record.sessionKey });
+    this.o.observer.emit({ event: record.deferred ? "turn.undeferred" : "turn.restarted", traceId, sessionKey: record.sessionKey });
+    if (!record.deferred) this.o.delivery.progress(env.replyTo, RESTARTED_NOTICE, traceId);
     this.lanes.enqueue(record.sessionKey, async () => {
       // The access lists may have changed with the restart: they are asked again (it was addressed to the bot then).
       const access = env.origin ? ({ verdict: "allowed" } as const) : this.access.check(env, runtime.access, Date.now(), true);
@@ -356,11 +356,22 @@ export class Gateway {
         if (access.verdict === "refused" && access.tell) await this.say(env, REFUSAL_TEXT);
         return;
       }
-      // Once it starts it is an ordinary message again: a crash from here on is reported, not run twice.
-      const { deferred: _d, envelope: _e, ...plain } = record;
-      await this.o.store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify(plain));
-      return this.turn(env, runtime, acceptedAt);
+      // A message starts over once: cut off again from here, it is reported rather than run a third time.
+      const { deferred: _d, ...started } = record;
+      await this.o.store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify({ ...started, restarted: true }));
+      return this.turn(env, runtime, record.at);
     }, { force: true });
+  }
+
+  /** Posts the answer of a turn that finished just before the previous process stopped. */
+  private async postAnswer(traceId: string, record: InflightRecord): Promise<void> {
+    this.o.observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
+    try {
+      await this.o.delivery.send(record.replyTo, record.answer!, "reply", traceId);
+    } catch (err) {
+      this.o.log.error({ traceId, err: (err as Error).message }, "reply could not be delivered");
+    }
+    await this.o.store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
   }
 
   /** Approval clicks: the control lane — never behind a turn. */
@@ -394,8 +405,9 @@ export class Gateway {
       const runtime = this.channels.get(stored.channel);
       // A channel not started this time keeps its turns until it is.
       if (!runtime) continue;
-      if (!this.driver.resume(stored, runtime)) continue;
-      this.resumedTraces.add(stored.traceId);
+      const resumed = this.driver.resume(stored, runtime);
+      this.savedTraces.set(stored.traceId, resumed ? "resumed" : "unreadable");
+      if (!resumed) continue;
       if (stored.waitingApprovalId) live.set(stored.waitingApprovalId, stored.traceId);
     }
     return live;
@@ -420,7 +432,7 @@ export class Gateway {
 
   /** Keeps a message that never started for the next start; false when the store would not take it. */
   private async defer(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<boolean> {
-    const record: InflightRecord = { ...inflightRecord(env, sessionKey, acceptedAt), deferred: true, envelope: env };
+    const record: InflightRecord = { ...inflightRecord(env, sessionKey, acceptedAt), deferred: true };
     try {
       await this.o.store.setValue(`${INFLIGHT}${env.traceId}`, JSON.stringify(record));
       return true;
@@ -478,20 +490,5 @@ export class Gateway {
       await Promise.race([idle, new Promise((r) => setTimeout(r, 500).unref())]);
     }
     await this.o.delivery.flush(timeoutMs);
-  }
-}
-
-/** The in-flight record of a message accepted at `at`. */
-function inflightRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {
-  return { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at, sessionKey };
-}
-
-/** The envelope a deferred record keeps, checked again; undefined when it cannot be read (then the sender is told). */
-function deferredEnvelope(record: InflightRecord, traceId: string): IngressEnvelope | undefined {
-  try {
-    const env = parseEnvelope(record.envelope);
-    return env.traceId === traceId ? env : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -4,8 +4,8 @@
  * lease drains the inbox in order, one turn at a time, renewing the lease while it works and
  * checking its fencing token before every write. A turn that parks lets go of the lease: the
  * replica that takes the click (or the timeout, or /stop) resumes it. A sweep every few seconds
- * picks up what a dead replica left — its inbox, its checkpoints, its decided cards — and tells the
- * senders of messages it had accepted but never got to save.
+ * picks up what a dead replica left — its inbox, its checkpoints, its decided cards, and the messages
+ * it had accepted but not answered (inflight.ts).
  */
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
@@ -19,6 +19,7 @@ import type { Store } from "../store/store.ts";
 import type { SessionLanes } from "./lanes.ts";
 import type { TurnDriver } from "./turn-driver.ts";
 import type { ChannelRuntime } from "./gateway.ts";
+import { envelopeOf, INFLIGHT, neverStartOver, readInflight, RESTARTED_NOTICE } from "./inflight.ts";
 
 export interface ReplicaSessionsOptions {
   coordination: Coordination;
@@ -159,7 +160,8 @@ export class ReplicaSessions {
           try {
             record = decodeTurnRecord(saved);
           } catch (err) {
-            log.error({ turnId: saved.turnId, err: (err as Error).message }, "a saved turn could not be read");
+            log.error({ turnId: saved.turnId, err: (err as Error).message }, "a saved turn could not be read; its sender is told it was not finished");
+            await neverStartOver(this.o.store, saved.traceId);
             await this.o.store.deleteTurn(saved.turnId);
             continue;
           }
@@ -224,15 +226,42 @@ export class ReplicaSessions {
     await this.o.approvals.expireOverdue();
     for (const lost of await coordination.claimUnfinished(UNFINISHED_GRACE_MS, this.o.channelNames())) {
       try {
-        const record = JSON.parse(lost.value) as { replyTo: IngressEnvelope["replyTo"]; text: string };
-        await delivery.send(
-          record.replyTo,
-          `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${lost.traceId}).`,
-          "notice",
-        );
+        await this.pickUp(lost.traceId, lost.value);
       } catch (err) {
-        log.warn({ err: (err as Error).message, traceId: lost.traceId }, "unfinished message could not be reported");
+        log.warn({ err: (err as Error).message, traceId: lost.traceId }, "unfinished message could not be picked up");
       }
     }
+  }
+
+  /**
+   * A message a dead replica accepted and did not answer, no longer in any inbox or turn record (see
+   * inflight.ts): a finished turn's answer is posted; one cut off before its first checkpoint goes
+   * back into its session's inbox, once; the rest are reported to their senders.
+   */
+  private async pickUp(traceId: string, value: string): Promise<void> {
+    const { coordination, delivery, observer, store } = this.o;
+    const record = readInflight(value);
+    if (!record) throw new Error("its record is unreadable");
+    if (record.answer !== undefined) {
+      observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
+      await delivery.send(record.replyTo, record.answer, "reply", traceId);
+      return;
+    }
+    const env = record.restarted ? undefined : envelopeOf(record, traceId);
+    if (env) {
+      observer.emit({ event: "turn.restarted", traceId, sessionKey: record.sessionKey });
+      // Stamped now: the sweeps' grace then keeps it from being taken for lost before it is in the inbox.
+      const { deferred: _d, ...started } = record;
+      await store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify({ ...started, restarted: true, at: Date.now() }));
+      await coordination.push(env, record.sessionKey, record.at);
+      delivery.progress(env.replyTo, RESTARTED_NOTICE, traceId);
+      this.kick(record.sessionKey);
+      return;
+    }
+    await delivery.send(
+      record.replyTo,
+      `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${traceId}).`,
+      "notice",
+    );
   }
 }

@@ -19,9 +19,8 @@ import type { Observer } from "../observe/observer.ts";
 import type { Store, StoredTurn } from "../store/store.ts";
 import type { RunningTurn, SessionLanes } from "./lanes.ts";
 import type { ChannelRuntime } from "./gateway.ts";
+import { answeredRecord, INFLIGHT, inflightRecord, neverStartOver } from "./inflight.ts";
 
-/** Store keys of messages accepted but not yet answered, so that a crash does not lose them silently. */
-export const INFLIGHT = "inflight:";
 /** Store keys of the progress shown for a parked turn (its status message), by turn id, for after a restart. */
 export const PARKED_PROGRESS = "progress:";
 /** How long a turn leaving the process waits for its status message to be out, so that it can be kept. */
@@ -117,6 +116,7 @@ export class TurnDriver {
       record = decodeTurnRecord(stored);
     } catch (err) {
       this.o.log.error({ turnId: stored.turnId, err: (err as Error).message }, "a saved turn could not be read; its sender is told it was not finished");
+      void neverStartOver(this.o.store, stored.traceId).catch(() => {});
       void this.o.store.deleteTurn(stored.turnId);
       void this.o.store.deleteValue(`${PARKED_PROGRESS}${stored.turnId}`).catch(() => {});
       return false;
@@ -169,6 +169,7 @@ export class TurnDriver {
     };
     const stateWith = (history: ChatMessage[]): TurnState => ({
       turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,
+      endsInStore: true,
     });
     const stale = async () => {
       if (!options.fence || (await options.fence())) return false;
@@ -223,13 +224,17 @@ export class TurnDriver {
       forgetProgress();
       if (running.discard) {
         void progress.finish("cancelled");
+        await store.deleteTurn(turnId);
         await store.deleteValue(`${INFLIGHT}${traceId}`);
         return "finished";
       }
       if (await stale()) return "finished";
-      await store.appendHistory(sessionKey, result.newMessages);
       const text =
         result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
+      // The history, the end of the turn's record and the answer kept for a restart, in one write:
+      // a crash before the answer is out then posts it at the next start, never runs the turn again.
+      const mark = answeredRecord(inflightRecord(env, sessionKey, acceptedAt), text);
+      await store.finishTurn({ sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) } });
       // The answer leaves through the thread's queue after the turn lets go of its lane; the status
       // message's summary follows in its next edit slot.
       void progress.finish(result.status);

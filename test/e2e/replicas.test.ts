@@ -199,7 +199,7 @@ describe("several replicas on one PostgreSQL database", () => {
     expect(botTexts(message.ts).join("\n")).toMatch(/another replica/);
   });
 
-  it("tells the sender when A dies mid-turn, answers nothing twice, and B keeps answering", async () => {
+  it("when A dies before the turn's first checkpoint, B starts the message over, answers it once, and keeps answering", async () => {
     model = await startOpenAIEmulator();
     model.script({ hang: true });
     routeModel(model, []);
@@ -212,11 +212,13 @@ describe("several replicas on one PostgreSQL database", () => {
     const b = pair.find((r) => r !== a)!;
     a.bot.child.kill("SIGKILL");
     await new Promise((r) => a.bot.child.once("exit", r));
-    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/not finished/), { timeout: 45_000 });
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/answer to: .*summarize the incident/), { timeout: 45_000 });
+    expect(botTexts(message.ts).join("\n")).toMatch(/starting it over/);
     b.use();
     const next = await slack.userPosts({ user: "U0BOB", channel: CHANNEL, text: mention("are you there") });
     await waitUntil(() => expect(botTexts(next.message.ts).join("\n")).toMatch(/answer to: .*are you there/), { timeout: 15_000 });
-    expect(botTexts(message.ts).filter((t) => /not finished/.test(t))).toHaveLength(1);
+    expect(botTexts(message.ts).filter((t) => /answer to: .*summarize the incident/.test(t))).toHaveLength(1);
+    expect(botTexts(message.ts).join("\n")).not.toMatch(/not finished/);
   });
 
   it("keeps one Discord gateway connection: when its holder is killed, another replica connects and answers the next mention", async () => {

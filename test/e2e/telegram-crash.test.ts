@@ -118,7 +118,9 @@ describe("a crash while an approval waits", () => {
     expect(bot.inOrder(/notes\.txt is written/, /you asked: and the weather/)).toBe(true);
     rmSync(bot.dataDir, { recursive: true, force: true });
   });
+});
 
+describe("a crash while a message is being answered", () => {
   it("a tool running at SIGKILL is reported interrupted after the restart and never run twice", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
@@ -153,10 +155,10 @@ describe("a crash while an approval waits", () => {
     }
   });
 
-  it("after a crash mid-turn the restarted bot tells the sender the message was not finished", async () => {
+  it("after a crash before the turn's first checkpoint, the restarted bot starts the message over and answers it once", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
-    model.script({ hang: true });
+    model.script({ hang: true }, { text: "the incident summary" });
     const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
     const first = startBotProcess(env, { keepDataDir: true });
     bots.push(first);
@@ -168,13 +170,76 @@ describe("a crash while an approval waits", () => {
 
     const second = startBotProcess(env, { dataDir: first.dataDir });
     bots.push(second);
-    await waitUntil(
-      () => expect(telegram.botMessages(6262).map((m) => m.text).join("\n")).toMatch(/restarted while working on your message \("summarize the incident"\)/),
-      { timeout: 15_000 },
-    );
+    const texts = () => telegram.botMessages(6262).map((m) => m.text);
+    await waitUntil(() => expect(texts()).toContain("the incident summary"), { timeout: 15_000 });
+    expect(texts().join("\n")).toMatch(/I restarted while working on this, so I'm starting it over/);
+    expect(texts().join("\n")).not.toMatch(/not finished|send it again/);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(texts().filter((t) => t === "the incident summary")).toHaveLength(1);
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[1]!.body.messages).toContainEqual(expect.objectContaining({ role: "user", content: "summarize the incident" }));
     rmSync(first.dataDir, { recursive: true, force: true });
   });
 
+  it("an answer held back by the platform at SIGKILL is posted after the restart, without asking the model again", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    model.script({ text: "the deploy went out at noon" });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    telegram.failNext("sendMessage", { status: 429, retryAfter: 3600 }, 1);
+    await telegram.userMessage({ text: "when did the deploy go out?", from: { id: 6464 } }).delivered;
+    await waitUntil(() => expect(telegram.callsOf("sendMessage").length).toBe(1), { timeout: 10_000 });
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+    expect(telegram.botMessages(6464)).toHaveLength(0);
+
+    const second = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(second);
+    const texts = () => telegram.botMessages(6464).map((m) => m.text);
+    await waitUntil(() => expect(texts()).toContain("the deploy went out at noon"), { timeout: 15_000 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(texts()).toEqual(["the deploy went out at noon"]);
+    expect(model.requests).toHaveLength(1);
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+
+  it("a message cut off by a second crash is reported as not finished instead of starting a third time", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    model.script({ hang: true }, { hang: true }, { text: "should never be sent" });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    await telegram.userMessage({ text: "summarize the incident", from: { id: 6363 } }).delivered;
+    await waitUntil(() => expect(model.requests.length).toBe(1), { timeout: 10_000 });
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+
+    const second = startBotProcess(env, { dataDir: first.dataDir, keepDataDir: true });
+    bots.push(second);
+    await waitUntil(() => expect(model.requests.length).toBe(2), { timeout: 15_000 });
+    second.child.kill("SIGKILL");
+    await new Promise((r) => second.child.once("exit", r));
+
+    const third = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(third);
+    const texts = () => telegram.botMessages(6363).map((m) => m.text);
+    await waitUntil(
+      () => expect(texts().join("\n")).toMatch(/restarted while working on your message \("summarize the incident"\), so it was not finished/),
+      { timeout: 15_000 },
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(model.requests).toHaveLength(2);
+    expect(texts()).not.toContain("should never be sent");
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+});
+
+describe("stopping", () => {
   it("SIGTERM ends the bot within seconds even while the platform asks for an hour's wait", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();

@@ -27,7 +27,7 @@ describe("errors shown to the person", () => {
     mb = await startMemoryBot();
     const store = mb.tb.bot.store;
     // The store is the project's own interface; a failing write stands in for a full disk.
-    store.appendHistory = async () => {
+    store.finishTurn = async () => {
       throw new Error("disk I/O error");
     };
     const env = await mb.channel.say("hello");

@@ -110,3 +110,34 @@ describe("shutdown", () => {
     expect(m.texts(second).join("\n")).not.toMatch(/answer to:/);
   });
 });
+
+describe("a restart after a turn's record is damaged", () => {
+  let mb: MemoryBot | undefined;
+  afterEach(async () => {
+    await mb?.close().catch(() => {});
+    mb = undefined;
+  });
+
+  it("reports its message as not finished and never starts it over (its tools may have run)", async () => {
+    const hold = heldTool("longjob");
+    mb = await startMemoryBot({ tools: [hold.tool], configure: (c) => void (c.gateway.shutdownGraceMs = 300) });
+    const m = mb;
+    routeModel(m.tb.model, [{ when: "start the long job", first: callTools({ name: "longjob" }), then: { text: "long job done" } }]);
+    const first = await m.channel.say("start the long job");
+    await hold.started();
+    await m.tb.bot.stop();
+    const asked = m.tb.model.requests.length;
+
+    const db = new DatabaseSync(path.join(m.tb.dataDir, DATABASE_FILE));
+    expect(db.prepare("UPDATE turns SET body = '{\"version\":1' ").run().changes).toBe(1);
+    db.close();
+
+    await m.tb.restart();
+    await m.waitFor(first, "so it was not finished. Please send it again");
+    await quietFor(300);
+    expect(hold.starts).toBe(1);
+    expect(m.tb.model.requests.length).toBe(asked);
+    expect(m.texts(first).join("\n")).not.toMatch(/long job done|starting it over/);
+    expect(await m.tb.bot.store.listValues("inflight:")).toEqual([]);
+  });
+});

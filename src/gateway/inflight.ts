@@ -1,0 +1,77 @@
+/**
+ * The in-flight record of a message (`inflight:<traceId>` in the store): written when a message is
+ * accepted, deleted once its answer is out. What it holds tells the next start what to do with a
+ * message the previous process did not finish:
+ *   - `deferred`: it was still queued when shutdown began, so it never started: it runs as if it had
+ *     just arrived;
+ *   - `answer`: its turn finished (the history and this mark were stored together) but the answer may
+ *     not be out: it is posted;
+ *   - neither, and the store holds no record of its turn: the process stopped before the turn's first
+ *     checkpoint, so nothing that may not run twice has run: it starts over, once (`restarted`);
+ *     cut off again, or unreadable, it is reported to its sender as not finished.
+ */
+import { parseEnvelope, type IngressEnvelope } from "../envelope.ts";
+import type { Store } from "../store/store.ts";
+
+export const INFLIGHT = "inflight:";
+
+/** Said when a message the previous process was cut off from starts over. */
+export const RESTARTED_NOTICE = "🔄 I restarted while working on this, so I'm starting it over.";
+
+export interface InflightRecord {
+  replyTo: IngressEnvelope["replyTo"];
+  /** The message's first 80 characters, to name it in a report. */
+  text: string;
+  at: number;
+  sessionKey: string;
+  /** The whole envelope, to run the message again (absent once it is answered). */
+  envelope?: unknown;
+  deferred?: boolean;
+  /** It already started over once after a restart. */
+  restarted?: boolean;
+  /** The answer, once the turn has finished. */
+  answer?: string;
+}
+
+/** The record of a message accepted at `at`. */
+export function inflightRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {
+  return { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at, sessionKey, envelope: env };
+}
+
+/** The record of a message whose turn finished with `answer`: what the next start needs to post it. */
+export function answeredRecord(record: InflightRecord, answer: string): InflightRecord {
+  const { envelope: _e, deferred: _d, ...rest } = record;
+  return { ...rest, answer };
+}
+
+/** A stored record, or undefined when it cannot be read. */
+export function readInflight(value: string): InflightRecord | undefined {
+  try {
+    const record = JSON.parse(value) as InflightRecord;
+    return record && typeof record === "object" && record.replyTo && typeof record.replyTo.channel === "string" ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The envelope a record keeps, checked again; undefined when it has none or it cannot be read. */
+export function envelopeOf(record: InflightRecord, traceId: string): IngressEnvelope | undefined {
+  if (record.envelope === undefined) return undefined;
+  try {
+    const env = parseEnvelope(record.envelope);
+    return env.traceId === traceId ? env : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Marks a message so that it is reported, never started over: its turn's record was lost (unreadable),
+ * and what the turn ran before is unknown.
+ */
+export async function neverStartOver(store: Store, traceId: string): Promise<void> {
+  const key = `${INFLIGHT}${traceId}`;
+  const value = await store.getValue(key);
+  const record = value === undefined ? undefined : readInflight(value);
+  if (record && !record.restarted) await store.setValue(key, JSON.stringify({ ...record, deferred: undefined, restarted: true }));
+}
