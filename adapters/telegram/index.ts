@@ -18,6 +18,7 @@ import { createTelegramApproverGroups } from "./approver-groups.ts";
 import { UpdatePoller, type OffsetStore } from "./polling.ts";
 import { ReasonReplies } from "./reason-replies.ts";
 import { startWebhookServer, type WebhookServer } from "./webhook.ts";
+import { createBotApiFetch } from "./bot-api-fetch.ts";
 
 export type { OffsetStore } from "./polling.ts";
 
@@ -119,7 +120,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   const apiRoot = (options.apiRoot ?? "https://api.telegram.org").replace(/\/+$/, "");
   registerSecret(options.token);
   if (options.webhook) registerSecret(options.webhook.secret);
-  const api = new Api(options.token, { apiRoot });
+  const api = new Api(options.token, { apiRoot, fetch: createBotApiFetch() });
   // Topics the bot posted in, most recently used kept; a forgotten one is still known to the gateway's store.
   const botThreads = new LruMap<string, true>({ max: REMEMBERED_TOPICS });
   const chatQueues = new Map<string, Promise<void>>();
