@@ -28,6 +28,7 @@ import { hideToolCallBlocks, parseTextToolCalls, toolInstructions, toTextProtoco
 import { hideThinking, opensThinkingInPrompt, stripThinking } from "./thinking.ts";
 import { ModelError, type ChatMessage, type ModelClient, type ModelReply, type ModelRequest, type ToolProtocol, type ToolSpec } from "./types.ts";
 import { readEventStream } from "./event-stream.ts";
+import { createHttpFetch } from "./http-fetch.ts";
 import { completionSchema, parseChunk } from "./wire.ts";
 
 /** Settings of a model client (usually from the config: OPENAI_BASE_URL, OPENAI_API_KEY, GATEHOUSE_MODEL). */
@@ -69,6 +70,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     maxRetries: options.maxRetries,
     logger: sdkLogger(log),
     logLevel: "warn",
+    fetch: createHttpFetch(),
   });
   const streaming = options.stream ?? true;
   let protocol: Mode = options.toolProtocol === "text" ? "text" : "native";

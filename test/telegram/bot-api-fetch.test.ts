@@ -104,7 +104,7 @@ describe("the Bot API client's fetch", () => {
     });
     const api = new Api(TOKEN, { apiRoot, fetch: createBotApiFetch() });
     const controller = new AbortController();
-    const call = api.sendMessage(42, "hi", undefined, controller.signal).catch((e: unknown) => e);
+    const call = api.sendMessage(42, "hi", undefined, controller.signal as never).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 150));
     controller.abort();
     expect(await call).toBeInstanceOf(HttpError);
