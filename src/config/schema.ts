@@ -95,7 +95,10 @@ const TelegramConfigSchema = z.strictObject({
 });
 
 const GatewayConfigSchema = z.strictObject({
-  maxConcurrentTurns: z.number().int().min(1).max(256).default(8),
+  // A slot is held only while a turn computes (its answer goes out after it lets go), so this
+  // bounds model requests and tool runs in flight; at 8 a busy bot's requests queued behind each
+  // other while the model server and the machine still had room.
+  maxConcurrentTurns: z.number().int().min(1).max(256).default(32),
   /** Messages waiting behind a running turn in one session, at most. */
   maxQueuedPerSession: z.number().int().min(0).max(100).default(5),
   dedupeTtlMs: z.number().int().min(1000).default(24 * 3600_000),

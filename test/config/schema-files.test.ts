@@ -32,7 +32,7 @@ describe("the config schema and its reference page", () => {
     const page = configReference();
     for (const [key, def] of [
       ["model.maxRetries", "`2`"], ["engine.spillToolResultChars", "`200000`"], ["engine.duplicateExempt", "`[]`"],
-      ["gateway.maxConcurrentTurns", "`8`"], ["gateway.dedupeTtlMs", "`86400000`"], ["slack.access.refusalCooldownMs", "`600000`"],
+      ["gateway.maxConcurrentTurns", "`32`"], ["gateway.dedupeTtlMs", "`86400000`"], ["slack.access.refusalCooldownMs", "`600000`"],
       ["http.timeoutMs", "`15000`"], ["shell.timeoutMs", "`60000`"],
     ] as const) {
       expect(page).toMatch(new RegExp(`\\| \`${key.replace(/\./g, "\\.")}\` \\| [^|]+ \\| ${def.replace(/[[\]]/g, "\\$&")} \\|`));

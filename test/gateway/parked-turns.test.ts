@@ -20,10 +20,9 @@ describe("parked turns", () => {
   });
 
   it("answers a tenth chat at once while nine cards wait (more than the eight slots)", async () => {
-    mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } } });
+    mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.gateway.maxConcurrentTurns = 8) });
     const routes = Array.from({ length: 9 }, (_, i) => ({ when: `save file ${i}`, first: WRITE(`f${i}.txt`), then: { text: `saved ${i}` } }));
     routeModel(mb.tb.model, routes);
-    expect(mb.tb.bot.config.gateway.maxConcurrentTurns).toBe(8);
     for (let i = 0; i < 9; i++) await mb.channel.say(`save file ${i}`, { conversationId: `room-${i}` });
     await eventually(() => mb!.channel.openCards().length === 9 || undefined, "nine cards");
     const other = await mb.channel.say("what is the plan", { conversationId: "room-other" });
