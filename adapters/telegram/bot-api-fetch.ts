@@ -2,8 +2,8 @@
  * The `fetch` grammY calls the Bot API with: a JSON request on a kept-alive connection and the answer
  * read whole, straight on node:http(s). grammY uses no more of a response than `json()`, and the
  * whole fetch machinery (node-fetch, or Node's own) costs two to three times the CPU of the request
- * itself, on every call a busy bot makes. A body that is not a string (a multipart file upload) goes
- * through Node's fetch instead.
+ * itself, on every call a busy bot makes. A body that is not a string (a multipart file upload), and
+ * every call while Node is asked to use the proxy environment variables, go through Node's fetch.
  */
 import http from "node:http";
 import https from "node:https";
@@ -19,9 +19,11 @@ export interface BotApiResponse {
 
 export function createBotApiFetch(): typeof fetch {
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // Node's fetch goes through HTTPS_PROXY and the like when asked to (NODE_USE_ENV_PROXY); node:http here does not.
+  const viaProxy = Boolean(process.env.NODE_USE_ENV_PROXY) && process.env.NODE_USE_ENV_PROXY !== "0";
   const botApiFetch = (input: string | URL | Request, init?: RequestInit): Promise<BotApiResponse> => {
     const body = init?.body;
-    if ((body !== undefined && body !== null && typeof body !== "string") || input instanceof Request) {
+    if (viaProxy || (body !== undefined && body !== null && typeof body !== "string") || input instanceof Request) {
       return fetch(input, init) as Promise<BotApiResponse>;
     }
     const url = typeof input === "string" ? new URL(input) : input;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { execFile } from "node:child_process";
 import { gzipSync } from "node:zlib";
 import { createHttpFetch } from "../../src/model/http-fetch.ts";
 
@@ -140,5 +141,59 @@ describe("the model client's fetch", () => {
     const error = await createHttpFetch()(`${base}/v1/x`, post("{}")).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect(String((error as TypeError).cause)).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe("the model client's and the Bot API client's fetch behind a proxy", () => {
+  it("go through the proxy of HTTP_PROXY when NODE_USE_ENV_PROXY asks for it", async () => {
+    // Where each request reached the target from: the proxy's side of a tunnel, or the client itself.
+    const from: number[] = [];
+    const { base: target } = await serve((req, res) => {
+      from.push(req.socket.remotePort!);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"ok":true,"result":"answered"}');
+    });
+    // A proxy as Node's fetch uses one: a CONNECT tunnel to the target.
+    const tunnels: string[] = [];
+    const tunnelPorts = new Set<number>();
+    const proxy = createServer((_req, res) => res.writeHead(405).end());
+    proxy.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      tunnels.push(req.url!);
+      sockets.add(socket);
+      const [host, port] = req.url!.split(":");
+      const upstream = connect(Number(port), host!, () => {
+        tunnelPorts.add(upstream.localPort!);
+        socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.write(head);
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      sockets.add(upstream);
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const root = new URL("../..", import.meta.url).pathname;
+      const script = `
+        const { createHttpFetch } = await import(${JSON.stringify(`${root}src/model/http-fetch.ts`)});
+        const { createBotApiFetch } = await import(${JSON.stringify(`${root}adapters/telegram/bot-api-fetch.ts`)});
+        const init = { method: "POST", headers: { "content-type": "application/json" }, body: "{}" };
+        const a = await (await createHttpFetch()(${JSON.stringify(`${target}/v1/chat/completions`)}, init)).json();
+        const b = await (await createBotApiFetch()(${JSON.stringify(`${target}/botT/getMe`)}, init)).json();
+        console.log(JSON.stringify([a.result, b.result]));
+        process.exit(0);`;
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, ["--input-type=module", "-e", script], {
+          env: { ...process.env, NODE_USE_ENV_PROXY: "1", HTTP_PROXY: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, NO_PROXY: "" },
+          timeout: 20_000,
+        }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+      );
+      expect(JSON.parse(out)).toEqual(["answered", "answered"]);
+      expect(tunnels.length).toBeGreaterThanOrEqual(1);
+      expect(tunnels.every((t) => target.endsWith(t))).toBe(true);
+      expect(from).toHaveLength(2);
+      expect(from.every((port) => tunnelPorts.has(port))).toBe(true);
+    } finally {
+      await new Promise((r) => proxy.close(r));
+    }
   });
 });
