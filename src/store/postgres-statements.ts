@@ -36,38 +36,36 @@ function insertInto(table: string, columns: readonly string[]): string {
   return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})`;
 }
 
-/** The statements, by name. */
-export const PG = {
-  // One statement, so one transaction: the session row's lock (taken by the upsert before any
-  // message is inserted) keeps a concurrent append or reset from interleaving with this one, and
-  // the messages get ids in the order given.
-  appendHistory: `
-    WITH session AS (
-      INSERT INTO sessions (key, generation, created_at, updated_at) VALUES ($1, 1, $2::bigint, $2::bigint)
+/**
+ * The end of a statement that appends messages ($3, in order) to a session's history ($1, at $2),
+ * creating the session; `when` may hold the session's upsert back (and with it the messages).
+ */
+const appendMessages = (when = "") => `session AS (
+      INSERT INTO sessions (key, generation, created_at, updated_at)
+      SELECT $1, 1, $2::bigint, $2::bigint ${when}
       ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
       RETURNING generation
     )
     INSERT INTO messages (session_key, generation, at, body)
     SELECT $1, session.generation, $2::bigint, m.body
     FROM session, unnest($3::text[]) WITH ORDINALITY AS m(body, n)
-    ORDER BY m.n`,
-  // One statement, so one transaction: the history appended, the turn's record deleted, the mark set.
+    ORDER BY m.n`;
+
+/** The statements, by name. */
+export const PG = {
+  // One statement, so one transaction: the session row's lock (taken by the upsert before any
+  // message is inserted) keeps a concurrent append or reset from interleaving with this one, and
+  // the messages get ids in the order given.
+  appendHistory: `WITH ${appendMessages()}`,
+  // One statement, so one transaction: the history appended (as appendHistory does), the turn's
+  // record deleted, the mark set.
   finishTurn: `
     WITH gone AS (DELETE FROM turns WHERE turn_id = $4),
     mark AS (
       INSERT INTO kv (key, value) SELECT $5::text, $6::text WHERE $5::text IS NOT NULL
       ON CONFLICT (key) DO UPDATE SET value = excluded.value
     ),
-    session AS (
-      INSERT INTO sessions (key, generation, created_at, updated_at)
-      SELECT $1, 1, $2::bigint, $2::bigint WHERE cardinality($3::text[]) > 0
-      ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
-      RETURNING generation
-    )
-    INSERT INTO messages (session_key, generation, at, body)
-    SELECT $1, session.generation, $2::bigint, m.body
-    FROM session, unnest($3::text[]) WITH ORDINALITY AS m(body, n)
-    ORDER BY m.n`,
+    ${appendMessages("WHERE cardinality($3::text[]) > 0")}`,
   lastMessages: `
     SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
     WHERE s.key = $1 ORDER BY m.id DESC LIMIT $2`,

@@ -1,36 +1,24 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { execFile } from "node:child_process";
 import { gzipSync } from "node:zlib";
 import { createHttpFetch } from "../../src/model/http-fetch.ts";
+import { startRecordingServer, type RecordingServer } from "../support/recording-server.ts";
 
-let server: Server | undefined;
+let server: RecordingServer | undefined;
+/** Sockets a test opens besides the server's (a proxy's tunnels), dropped at the end. */
 const sockets = new Set<Socket>();
 
-async function serve(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
-  const seen: Array<{ url: string; headers: IncomingMessage["headers"]; body: string }> = [];
-  let connections = 0;
-  server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
-    req.on("end", () => {
-      seen.push({ url: req.url!, headers: req.headers, body });
-      handle(req, res, body);
-    });
-  });
-  server.on("connection", (socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, connections: () => connections };
+async function serve(handle: Parameters<typeof startRecordingServer>[0]) {
+  server = await startRecordingServer(handle);
+  return server;
 }
 
 afterEach(async () => {
   for (const s of sockets) s.destroy();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  sockets.clear();
+  await server?.closeAll();
   server = undefined;
 });
 
@@ -135,9 +123,7 @@ describe("the model client's fetch", () => {
     expect(empty.status).toBe(204);
     expect(await empty.text()).toBe("");
 
-    await new Promise((r) => server!.close(r));
-    for (const s of sockets) s.destroy();
-    server = undefined;
+    await server!.closeAll();
     const error = await createHttpFetch()(`${base}/v1/x`, post("{}")).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect(String((error as TypeError).cause)).toMatch(/ECONNREFUSED/);

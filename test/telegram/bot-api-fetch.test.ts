@@ -1,39 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { ServerResponse } from "node:http";
 import { Api, GrammyError, HttpError } from "grammy";
 import { createBotApiFetch } from "../../adapters/telegram/bot-api-fetch.ts";
+import { startRecordingServer, type RecordingServer } from "../support/recording-server.ts";
 
 const TOKEN = "123456:secret-token-value";
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage["headers"];
-  body: string;
-}
+let server: RecordingServer | undefined;
 
-let server: Server | undefined;
-const sockets = new Set<Socket>();
-
-async function serve(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<{ apiRoot: string; seen: Seen[]; connections: () => number }> {
-  const seen: Seen[] = [];
-  let connections = 0;
-  server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
-    req.on("end", () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
-      handle(req, res, body);
-    });
-  });
-  server.on("connection", (socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
-  return { apiRoot: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, connections: () => connections };
+async function serve(handle: Parameters<typeof startRecordingServer>[0]) {
+  server = await startRecordingServer(handle);
+  return { apiRoot: server.base, seen: server.seen, connections: server.connections };
 }
 
 const json = (res: ServerResponse, status: number, value: unknown) => {
@@ -43,8 +20,7 @@ const json = (res: ServerResponse, status: number, value: unknown) => {
 };
 
 afterEach(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  await server?.closeAll();
   server = undefined;
 });
 
@@ -112,8 +88,7 @@ describe("the Bot API client's fetch", () => {
 
   it("names a server it cannot reach without the token", async () => {
     const { apiRoot } = await serve(() => {});
-    await new Promise((r) => server!.close(r));
-    server = undefined;
+    await server!.closeAll();
     const api = new Api(TOKEN, { apiRoot, fetch: createBotApiFetch() });
     const error = (await api.getMe().catch((e: unknown) => e)) as HttpError;
     expect(error).toBeInstanceOf(HttpError);
