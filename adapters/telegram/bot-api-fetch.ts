@@ -18,7 +18,9 @@ export interface BotApiResponse {
 }
 
 export function createBotApiFetch(): typeof fetch {
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // As Node's own global agent: a connection idle for 5 s is closed before a server drops it under a request.
+  const kept = { keepAlive: true, scheduling: "lifo", timeout: 5_000 } as const;
+  const agents = { http: new http.Agent(kept), https: new https.Agent(kept) };
   // Node's fetch goes through HTTPS_PROXY and the like when asked to (NODE_USE_ENV_PROXY); node:http here does not.
   const viaProxy = Boolean(process.env.NODE_USE_ENV_PROXY) && process.env.NODE_USE_ENV_PROXY !== "0";
   const botApiFetch = (input: string | URL | Request, init?: RequestInit): Promise<BotApiResponse> => {

@@ -17,7 +17,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const NO_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function createHttpFetch(): typeof fetch {
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // As Node's own global agent: a connection idle for 5 s is closed before a server drops it under a request.
+  const kept = { keepAlive: true, scheduling: "lifo", timeout: 5_000 } as const;
+  const agents = { http: new http.Agent(kept), https: new https.Agent(kept) };
   const viaProxy = Boolean(process.env.NODE_USE_ENV_PROXY) && process.env.NODE_USE_ENV_PROXY !== "0";
   const httpFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const body = init?.body;
