@@ -59,7 +59,7 @@ export const KEY_DOCS: Record<string, string> = {
   "engine.duplicateExempt": "Tools the duplicate guard never collapses (calls meant to repeat within one batch).",
 
   gateway: "Between the channels and the engine: concurrency, queues, dedupe, shutdown and replicas.",
-  "gateway.maxConcurrentTurns": "Model requests and tool runs in progress at once, at most (waiting turns hold nothing).",
+  "gateway.maxConcurrentTurns": "Model requests and tool runs in progress at once, at most (waiting turns hold nothing). For a local model server that answers a few requests at a time, about that number: a request waiting at the server counts against model.timeoutMs.",
   "gateway.maxQueuedPerSession": "Messages waiting behind a running turn in one conversation, at most; beyond that the sender is told it was not queued.",
   "gateway.dedupeTtlMs": "How long an event id is remembered, so that a platform's redelivery is answered once.",
   "gateway.shutdownGraceMs": "At shutdown, how long a computing turn may finish its current step before it is saved to continue after the restart.",
