@@ -35,13 +35,16 @@ export interface InflightRecord {
 
 /** The record of a message accepted at `at`. */
 export function inflightRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {
-  return { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at, sessionKey, envelope: env };
+  return { ...namedRecord(env, sessionKey, at), envelope: env };
 }
 
 /** The record of a message whose turn finished with `answer`: what the next start needs to post it. */
-export function answeredRecord(record: InflightRecord, answer: string): InflightRecord {
-  const { envelope: _e, deferred: _d, ...rest } = record;
-  return { ...rest, answer };
+export function answeredRecord(env: IngressEnvelope, sessionKey: string, at: number, answer: string): InflightRecord {
+  return { ...namedRecord(env, sessionKey, at), answer };
+}
+
+function namedRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {
+  return { replyTo: env.replyTo, text: Array.from(env.text).slice(0, 80).join(""), at, sessionKey };
 }
 
 /** A stored record, or undefined when it cannot be read. */

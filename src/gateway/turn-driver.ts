@@ -19,7 +19,7 @@ import type { Observer } from "../observe/observer.ts";
 import type { Store, StoredTurn } from "../store/store.ts";
 import type { RunningTurn, SessionLanes } from "./lanes.ts";
 import type { ChannelRuntime } from "./gateway.ts";
-import { answeredRecord, INFLIGHT, inflightRecord, neverStartOver } from "./inflight.ts";
+import { answeredRecord, INFLIGHT, neverStartOver } from "./inflight.ts";
 
 /** Store keys of the progress shown for a parked turn (its status message), by turn id, for after a restart. */
 export const PARKED_PROGRESS = "progress:";
@@ -233,7 +233,7 @@ export class TurnDriver {
         result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
       // The history, the end of the turn's record and the answer kept for a restart, in one write:
       // a crash before the answer is out then posts it at the next start, never runs the turn again.
-      const mark = answeredRecord(inflightRecord(env, sessionKey, acceptedAt), text);
+      const mark = answeredRecord(env, sessionKey, acceptedAt, text);
       await store.finishTurn({ sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) } });
       // The answer leaves through the thread's queue after the turn lets go of its lane; the status
       // message's summary follows in its next edit slot.
