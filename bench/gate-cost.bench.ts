@@ -119,7 +119,7 @@ async function engineSetup(name: string, lean: boolean): Promise<Setup> {
   // Every call here is a read: nobody is asked. Were one asked, it is denied (and the bench says so).
   const approvals: ApprovalManager = { kind: "non-interactive", request: async () => ({ outcome: "unavailable", source: "non-interactive", reason: "bench" }) };
   const exec: ResolvedExecution = {
-    model, catalog: () => tools, hooks, store, observer, log, receipts: config.receipts.enabled ? createReceiptSigner(config, store) : undefined,
+    model, catalog: () => tools, hooks, store, observer, log, receipts: config.receipts.enabled ? createReceiptSigner(config) : undefined,
     policy: { tools: config.tools, approval: config.approval, loop: config.loop }, approvals,
     knobs: {
       // The default cap (10) would end a 10-call turn with a summary request; the loop is what is measured.

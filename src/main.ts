@@ -218,7 +218,7 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
       toolProtocol: config.model.toolProtocol, timeoutMs: config.model.timeoutMs, maxRetries: config.model.maxRetries, log,
     });
 
-  const receipts = config.receipts.enabled ? createReceiptSigner(config, store) : undefined;
+  const receipts = config.receipts.enabled ? createReceiptSigner(config) : undefined;
 
   const delivery = new Delivery(log, observer);
   const gateway = new Gateway({

@@ -4,7 +4,7 @@
  * visible, and cut to a stored length. Each platform's card cuts it further to fit its own limit
  * with `fitCardArguments`, which keeps the "deny if unsure" warning whatever is cut.
  */
-import { createHash } from "node:crypto";
+import { hash as digestOf } from "node:crypto";
 import { canonicalJson } from "../observe/canonical-json.ts";
 import { scrubSecrets } from "../observe/scrub.ts";
 
@@ -162,5 +162,5 @@ export const BACKTICK_NOTE = "ⓘ zero-width spaces keep the backticks above apa
 
 /** sha256 of the canonical JSON of a tool name and its exact arguments. */
 export function hashCall(tool: string, args: Record<string, unknown>): string {
-  return createHash("sha256").update(canonicalJson({ tool, args })).digest("hex");
+  return digestOf("sha256", canonicalJson({ tool, args }), "hex");
 }

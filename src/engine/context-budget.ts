@@ -5,7 +5,7 @@
  * first use; a conservative estimate for every other model), and pruning, the first remedy when a
  * request would not fit: old tool results shrink to their head and tail, never the current turn's.
  */
-import { createHash } from "node:crypto";
+import { hash as digestOf } from "node:crypto";
 import { LruMap } from "../lru-map.ts";
 import type { ChatMessage, ToolSpec } from "../model/types.ts";
 import { truncateMiddle } from "./record.ts";
@@ -140,7 +140,7 @@ export class PromptMeter {
   /** Tokens of a text (unscaled). */
   text(text: string): number {
     if (text.length < CACHED_FROM_CHARS) return this.#count(text);
-    const key = text.length <= KEYED_BY_TEXT_CHARS ? text : `${text.length}:${createHash("sha1").update(text).digest("base64")}`;
+    const key = text.length <= KEYED_BY_TEXT_CHARS ? text : `${text.length}:${digestOf("sha1", text, "base64")}`;
     let n = this.#cache.get(key);
     if (n === undefined) {
       n = this.#count(text);

@@ -9,7 +9,7 @@
  * count, so a model that insists reaches abort. Ignored tools are invisible to it.
  * Use one detector per turn: call `check` exactly once before each call and `record` after.
  */
-import { createHash } from "node:crypto";
+import { hash as digestOf } from "node:crypto";
 import { firstMatchingPattern } from "../policy/glob.ts";
 import type { LoopConfig } from "../policy/schema.ts";
 
@@ -85,7 +85,7 @@ export class LoopDetector {
   /** Records the output of a call that ran (after `check`). */
   record(call: LoopCall, output: string): void {
     if (this.ignored(call)) return;
-    const hash = createHash("sha256").update(output).digest("hex");
+    const hash = digestOf("sha256", output, "hex");
     for (let i = this.history.length - 1; i >= 0; i--) {
       const attempt = this.history[i];
       if (attempt.outputHash === undefined && same(attempt, call)) {

@@ -8,6 +8,7 @@
 import { mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ChatMessage } from "../model/types.ts";
+import type { ReceiptRecord } from "../store/store.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import type { DispatchedCall } from "./dispatch.ts";
 import { isSynthetic } from "./synthetic.ts";
@@ -46,18 +47,26 @@ async function bound(exec: ResolvedExecution, state: TurnState, callId: string, 
   return truncateMiddle(text, maxToolResultChars);
 }
 
-/** Records a dispatched batch: tool messages in order, progress events, receipts, after hooks. */
+/**
+ * Records a dispatched batch: tool messages in order, progress events, receipts, after hooks.
+ * Receipts go into `unsaved`, for the turn's next write (turn.ts); a receipt shown in the chat is
+ * stored before its line goes out, so that whatever the chat shows can be verified.
+ */
 export async function recordResults(
   exec: ResolvedExecution,
   state: TurnState,
   dispatched: DispatchedCall[],
+  unsaved: ReceiptRecord[],
 ): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [];
   for (const d of dispatched) {
     let receipt: string | undefined;
     if (d.ran && d.result.success && exec.receipts) {
       const args = d.standing === "not-required" ? d.params : { ...d.params, approved: d.standing };
-      receipt = await exec.receipts.sign({ sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, output: d.result.output });
+      const signed = exec.receipts.sign({ sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, output: d.result.output });
+      if (exec.receipts.show) await exec.store.saveReceipts([signed]);
+      else unsaved.push(signed);
+      receipt = signed.id;
     }
     if (d.ran) {
       state.emit({

@@ -22,6 +22,7 @@ import { applyDecision } from "./approval-gate.ts";
 import { encodeTurnRecord, TURN_RECORD_VERSION, type TurnRecord } from "./turn-record.ts";
 import { PromptFitter } from "./fit-prompt.ts";
 import type { ApprovalDecision } from "../approval/types.ts";
+import type { ReceiptRecord } from "../store/store.ts";
 import type { ParkedOutcome, ResolvedExecution, TurnOutcome, TurnResult, TurnState } from "./types.ts";
 
 const EMPTY_ANSWER = "(The model returned an empty answer. Try rephrasing, or check the model endpoint.)";
@@ -81,22 +82,32 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   // Each request is measured and fitted into the model's window; a "too long" refusal compacts and retries once.
   const fitter = new PromptFitter(exec, state);
   const draining = () => state.draining?.() === true;
+  // Receipts of calls that ran since the last write: they go into the store with the next
+  // checkpoint or with the turn's end, in the same transaction (a crash loses only those of calls
+  // that run again after the restart, as nothing holds their results either).
+  const unsaved: ReceiptRecord[] = [];
   const save = async () => {
     if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
     record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };
-    await exec.store.saveTurn(encodeTurnRecord(record));
+    await exec.store.saveTurn(encodeTurnRecord(record), unsaved.splice(0));
     stored = true;
   };
   const park = async (reason: ParkedOutcome["reason"], persist = true): Promise<ParkedOutcome> => {
     // Parking "at the last checkpoint" needs one: a turn that skipped them all (replayable calls only) saves now.
     if (persist || !stored) await save();
+    else await exec.store.saveReceipts(unsaved.splice(0));
     const waiting = record.batch?.waiting;
     const tool = waiting ? record.batch!.calls[waiting.index]?.name : undefined;
     exec.observer.emit({ event: "turn.parked", traceId: state.traceId, sessionKey: state.sessionKey, reason, approvalId: waiting?.approvalId, tool });
     return { status: "parked", reason, turnId: record.turnId, approvalId: waiting?.approvalId, tool };
   };
   const finish = async (outcome: TurnOutcome): Promise<TurnOutcome> => {
-    if (stored && !state.endsInStore) await exec.store.deleteTurn(record.turnId);
+    // The driver ends the turn in one write (Store.finishTurn), receipts included.
+    if (state.endsInStore) outcome.receipts = unsaved.splice(0);
+    else {
+      await exec.store.saveReceipts(unsaved.splice(0));
+      if (stored) await exec.store.deleteTurn(record.turnId);
+    }
     exec.observer.emit({ event: "turn.finish", traceId: state.traceId, sessionKey: state.sessionKey, status: outcome.status });
     return outcome;
   };
@@ -183,7 +194,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
       for (const d of dispatched) {
         if (d.ran) guards.loop.record({ name: d.call.name, argsCanonical: canonicalJson(d.params) }, d.result.output ?? "");
       }
-      const results = await recordResults(exec, state, dispatched);
+      const results = await recordResults(exec, state, dispatched, unsaved);
       newMessages.push(batch.assistant, ...results);
       record.batch = undefined;
       record.iteration++;

@@ -8,7 +8,7 @@ import type { ChatMessage, ModelClient } from "../model/types.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import type { ApprovalManager } from "../approval/types.ts";
 import type { Questioner } from "../approval/questions.ts";
-import type { Store } from "../store/store.ts";
+import type { ReceiptRecord, Store } from "../store/store.ts";
 import type { ApprovalConfig, LoopConfig, ToolPolicyConfig } from "../policy/schema.ts";
 import type { HookRegistry } from "../policy/hooks.ts";
 import type { FilterGroup } from "../tools/mcp/schema.ts";
@@ -35,7 +35,8 @@ export interface EngineKnobs {
 
 /** Signs successful executions (HMAC receipts); absent when receipts are disabled. */
 export interface ReceiptSigner {
-  sign(input: { sessionKey: string; callId: string; tool: string; args: Record<string, unknown>; output: string }): Promise<string>;
+  /** The receipt of one successful execution, its id included; the engine stores it (see turn.ts). */
+  sign(input: { sessionKey: string; callId: string; tool: string; args: Record<string, unknown>; output: string }): ReceiptRecord;
   /** Show the receipt id in the tool result line. */
   show: boolean;
 }
@@ -132,6 +133,8 @@ export interface TurnOutcome {
   newMessages: ChatMessage[];
   /** For failed turns: the error a person sees, without internals. */
   error?: string;
+  /** With `endsInStore`: the receipts of the turn's calls not saved yet, for the driver's finishTurn. */
+  receipts?: ReceiptRecord[];
 }
 
 /** One tool call as the model made it, normalized. */

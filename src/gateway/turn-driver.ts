@@ -224,6 +224,7 @@ export class TurnDriver {
       forgetProgress();
       if (running.discard) {
         void progress.finish("cancelled");
+        await store.saveReceipts(result.receipts ?? []);
         await store.deleteTurn(turnId);
         await store.deleteValue(`${INFLIGHT}${traceId}`);
         return "finished";
@@ -234,7 +235,9 @@ export class TurnDriver {
       // The history, the end of the turn's record and the answer kept for a restart, in one write:
       // a crash before the answer is out then posts it at the next start, never runs the turn again.
       const mark = answeredRecord(env, sessionKey, acceptedAt, text);
-      await store.finishTurn({ sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) } });
+      await store.finishTurn({
+        sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) }, receipts: result.receipts,
+      });
       // The answer leaves through the thread's queue after the turn lets go of its lane; the status
       // message's summary follows in its next edit slot.
       void progress.finish(result.status);

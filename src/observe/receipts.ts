@@ -4,7 +4,7 @@
  * the runtime approval marker), the sha256 of the untruncated output and the timestamp.
  * A receipt is shown and checked as the string `gr1.<at>.<mac>`.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, hash as digestOf, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "./canonical-json.ts";
@@ -20,7 +20,7 @@ export { canonicalJson } from "./canonical-json.ts";
 
 /** sha256 hex of a tool's output (a string is hashed as UTF-8). */
 export function outputHash(output: string | Uint8Array): string {
-  return createHash("sha256").update(output).digest("hex");
+  return digestOf("sha256", output, "hex");
 }
 
 /**

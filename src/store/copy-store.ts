@@ -58,6 +58,8 @@ export interface CopyOptions {
 
 /** The largest limit loadHistory takes: the whole current history. */
 const WHOLE_HISTORY = Number.MAX_SAFE_INTEGER;
+/** Receipts are copied in writes of this many. */
+const RECEIPTS_PER_WRITE = 500;
 
 /**
  * Copies every session (with its current history, in order, and its times), approval (pending
@@ -102,11 +104,12 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
 
     step = "copying receipts";
     const receiptIds = new Set((await to.listReceipts()).map((r) => r.id));
-    for (const receipt of await from.listReceipts()) {
+    const receipts = (await from.listReceipts()).filter((receipt) => {
       const copy = !receiptIds.has(receipt.id);
-      if (copy) await to.saveReceipt(receipt);
       count("receipts", copy);
-    }
+      return copy;
+    });
+    for (let i = 0; i < receipts.length; i += RECEIPTS_PER_WRITE) await to.saveReceipts(receipts.slice(i, i + RECEIPTS_PER_WRITE));
 
     step = "copying the audit log";
     // Entries have no id of their own: each one already in the destination stands for one equal

@@ -147,7 +147,12 @@ export const PG = {
     SELECT * FROM audit WHERE ($1::text IS NULL OR session_key = $1) AND ($2::text IS NULL OR kind = $2)
     ORDER BY id DESC LIMIT $3`,
 
-  insertReceipt: `${insertInto("receipts", RECEIPT_COLUMNS)} ON CONFLICT (id) DO NOTHING`,
+  // Many receipts in one statement, one array per column; the ids it returns are the ones inserted.
+  insertReceipts: `
+    INSERT INTO receipts (${RECEIPT_COLUMNS.join(", ")})
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id`,
   getReceipt: `SELECT * FROM receipts WHERE id = $1`,
   listReceipts: `SELECT * FROM receipts ORDER BY at, id COLLATE "C"`,
 

@@ -133,7 +133,53 @@ class PostgresStore implements Store {
   }
 
   async finishTurn(end: TurnEnd): Promise<void> {
-    await this.#run(PG.finishTurn, [end.sessionKey, this.#now(), end.messages.map(encodeMessage), end.turnId, end.mark?.key ?? null, end.mark?.value ?? null]);
+    const values = [end.sessionKey, this.#now(), end.messages.map(encodeMessage), end.turnId, end.mark?.key ?? null, end.mark?.value ?? null];
+    if (!end.receipts?.length) {
+      await this.#run(PG.finishTurn, values);
+      return;
+    }
+    await this.#transaction("BEGIN", async (client) => {
+      await this.#insertReceipts(client, end.receipts!);
+      await client.query(PG.finishTurn, values);
+    });
+  }
+
+  /**
+   * Runs `work` on one connection between `begin` (a statement that opens the transaction) and
+   * COMMIT; rolls back when it throws. A connection that cannot roll back is not reused.
+   */
+  async #transaction(begin: string, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.#pool.connect();
+    const ignore = (): void => undefined;
+    client.on("error", ignore);
+    let broken = false;
+    try {
+      await client.query(begin);
+      await work(client);
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.off("error", ignore);
+      client.release(broken);
+    }
+  }
+
+  async #insertReceipts(client: pg.PoolClient, receipts: ReceiptRecord[]): Promise<void> {
+    const params = receipts.map(receiptParams);
+    const { rows } = await client.query<{ id: string }>(PG.insertReceipts, RECEIPT_COLUMNS.map((column) => params.map((p) => p[column])));
+    const inserted = new Set(rows.map((r) => r.id));
+    for (const receipt of receipts) {
+      if (inserted.has(receipt.id)) continue;
+      // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
+      const [row] = (await client.query<ReceiptRow>(PG.getReceipt, [receipt.id])).rows;
+      if (!row || !sameReceipt(receiptFromRow(row), receipt)) {
+        throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
+      }
+    }
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {
@@ -240,25 +286,11 @@ class PostgresStore implements Store {
   async appendAudit(entry: AuditEntry): Promise<void> {
     // Replicas append one at a time (an advisory lock inside the transaction), so each entry links
     // to the one appended last whoever appended it; the unique index on seq backs this up.
-    const client = await this.#pool.connect();
-    const ignore = (): void => undefined;
-    client.on("error", ignore);
-    let broken = false;
-    try {
-      await client.query(PG.beginAuditAppend);
+    await this.#transaction(PG.beginAuditAppend, async (client) => {
       const [tail] = (await client.query<{ seq: number; hash: string }>(PG.auditTail)).rows;
       const { entry: stored, link } = chainEntry(entry, tail);
       await client.query(PG.insertAudit, valuesOf(auditParams(stored, link), AUDIT_COLUMNS));
-      await client.query("COMMIT");
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      client.off("error", ignore);
-      client.release(broken);
-    }
+    });
   }
 
   async readAuditLog(page: { afterRow?: number; limit?: number } = {}): Promise<LoggedAuditEntry[]> {
@@ -271,13 +303,8 @@ class PostgresStore implements Store {
     return rows.reverse().map(auditFromRow);
   }
 
-  async saveReceipt(receipt: ReceiptRecord): Promise<void> {
-    if ((await this.#run(PG.insertReceipt, valuesOf(receiptParams(receipt), RECEIPT_COLUMNS))) === 1) return;
-    // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
-    const existing = await this.getReceipt(receipt.id);
-    if (!existing || !sameReceipt(existing, receipt)) {
-      throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
-    }
+  async saveReceipts(receipts: ReceiptRecord[]): Promise<void> {
+    if (receipts.length) await this.#transaction("BEGIN", (client) => this.#insertReceipts(client, receipts));
   }
 
   async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
@@ -289,10 +316,13 @@ class PostgresStore implements Store {
     return (await this.#rows<ReceiptRow>(PG.listReceipts)).map(receiptFromRow);
   }
 
-  async saveTurn(turn: StoredTurn): Promise<void> {
-    await this.#run(PG.saveTurn, [
-      turn.turnId, turn.sessionKey, turn.channel, turn.traceId, turn.version, turn.waitingApprovalId ?? null, turn.updatedAt, turn.body,
-    ]);
+  async saveTurn(turn: StoredTurn, receipts: ReceiptRecord[] = []): Promise<void> {
+    const values = [turn.turnId, turn.sessionKey, turn.channel, turn.traceId, turn.version, turn.waitingApprovalId ?? null, turn.updatedAt, turn.body];
+    if (receipts.length === 0) await this.#run(PG.saveTurn, values);
+    else await this.#transaction("BEGIN", async (client) => {
+      await this.#insertReceipts(client, receipts);
+      await client.query(PG.saveTurn, values);
+    });
   }
 
   async getTurn(turnId: string): Promise<StoredTurn | undefined> {

@@ -112,6 +112,7 @@ class SqliteStore implements Store {
           this.#q.insertMessage.run({ session_key: end.sessionKey, generation, at, body: encodeMessage(message) });
         }
       }
+      if (end.receipts?.length) this.#insertReceipts(end.receipts);
       this.#q.deleteTurn.run({ turn_id: end.turnId });
       if (end.mark) this.#q.setValue.run({ key: end.mark.key, value: end.mark.value });
     });
@@ -254,13 +255,18 @@ class SqliteStore implements Store {
     return rows.reverse().map(auditFromRow);
   }
 
-  async saveReceipt(receipt: ReceiptRecord): Promise<void> {
-    const params = receiptParams(receipt);
-    if (this.#q.insertReceipt.run(params).changes === 1) return;
-    // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
-    const existing = this.#q.getReceipt.get({ id: receipt.id }) as ReceiptRow | undefined;
-    if (!existing || !sameReceipt(receiptFromRow(existing), receipt)) {
-      throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
+  async saveReceipts(receipts: ReceiptRecord[]): Promise<void> {
+    if (receipts.length) this.#transaction(() => this.#insertReceipts(receipts));
+  }
+
+  #insertReceipts(receipts: ReceiptRecord[]): void {
+    for (const receipt of receipts) {
+      if (this.#q.insertReceipt.run(receiptParams(receipt)).changes === 1) continue;
+      // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
+      const existing = this.#q.getReceipt.get({ id: receipt.id }) as ReceiptRow | undefined;
+      if (!existing || !sameReceipt(receiptFromRow(existing), receipt)) {
+        throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
+      }
     }
   }
 
@@ -273,10 +279,15 @@ class SqliteStore implements Store {
     return (this.#q.listReceipts.all() as unknown as ReceiptRow[]).map(receiptFromRow);
   }
 
-  async saveTurn(turn: StoredTurn): Promise<void> {
-    this.#q.saveTurn.run({
+  async saveTurn(turn: StoredTurn, receipts: ReceiptRecord[] = []): Promise<void> {
+    const save = () => this.#q.saveTurn.run({
       turn_id: turn.turnId, session_key: turn.sessionKey, channel: turn.channel, trace_id: turn.traceId,
       version: turn.version, waiting_approval_id: turn.waitingApprovalId ?? null, updated_at: turn.updatedAt, body: turn.body,
+    });
+    if (receipts.length === 0) save();
+    else this.#transaction(() => {
+      this.#insertReceipts(receipts);
+      save();
     });
   }
 

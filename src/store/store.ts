@@ -178,6 +178,8 @@ export interface TurnEnd {
   messages: ChatMessage[];
   turnId: string;
   mark?: { key: string; value: string };
+  /** Receipts of the turn's calls not saved yet (see saveTurn). */
+  receipts?: ReceiptRecord[];
 }
 
 export interface Store {
@@ -185,7 +187,8 @@ export interface Store {
   appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void>;
   /**
    * A turn's end, in one transaction: its messages appended to the session's history, its record
-   * (`turnId`) deleted, and `mark` set (the message's in-flight record, noting its answer). A crash
+   * (`turnId`) deleted, `mark` set (the message's in-flight record, noting its answer), and the
+   * receipts of its calls not saved yet (as saveReceipts does) saved. A crash
    * leaves the turn either still to finish or finished, never half of each.
    */
   finishTurn(end: TurnEnd): Promise<void>;
@@ -249,13 +252,20 @@ export interface Store {
   /** Up to `limit` entries after row `afterRow` (from the start without it), oldest first, with their rows and links. */
   readAuditLog(page?: { afterRow?: number; limit?: number }): Promise<LoggedAuditEntry[]>;
 
-  saveReceipt(receipt: ReceiptRecord): Promise<void>;
+  /**
+   * Saves receipts, in one transaction. Saving a receipt again is harmless; a different receipt
+   * under a used id throws and saves none of them.
+   */
+  saveReceipts(receipts: ReceiptRecord[]): Promise<void>;
   getReceipt(id: string): Promise<ReceiptRecord | undefined>;
   /** Every receipt, oldest first. */
   listReceipts(): Promise<ReceiptRecord[]>;
 
-  /** Saves (or replaces) a turn's record. */
-  saveTurn(turn: StoredTurn): Promise<void>;
+  /**
+   * Saves (or replaces) a turn's record, with `receipts` (as saveReceipts does) in the same
+   * transaction: the receipts of the calls whose results the record is the first to hold.
+   */
+  saveTurn(turn: StoredTurn, receipts?: ReceiptRecord[]): Promise<void>;
   getTurn(turnId: string): Promise<StoredTurn | undefined>;
   /** Every turn record, oldest first (at start-up: the turns to resume). */
   listTurns(): Promise<StoredTurn[]>;

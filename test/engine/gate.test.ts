@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import { engineFixture, lastToolResult, probeTool, toolMessages, type EngineFixture } from "./fixture.ts";
 import { createNonInteractiveApprovals } from "../../src/approval/non-interactive.ts";
-import { loadOrCreateReceiptKey, parseReceipt, verifyReceipt } from "../../src/observe/receipts.ts";
+import { formatReceipt, loadOrCreateReceiptKey, parseReceipt, signReceipt, verifyReceipt } from "../../src/observe/receipts.ts";
 import { progressLine } from "../../src/observe/progress.ts";
 
 let fx: EngineFixture;
@@ -191,11 +192,12 @@ describe("receipts", () => {
     const issued: Array<{ id: string; tool: string; args: Record<string, unknown>; output: string }> = [];
     fx.exec.receipts = {
       show: true,
-      async sign(input) {
-        const { signReceipt, formatReceipt } = await import("../../src/observe/receipts.ts");
-        const id = formatReceipt(signReceipt(key, { ...input, at: Date.now() }));
+      sign(input) {
+        const at = Date.now();
+        const signed = signReceipt(key, { ...input, at });
+        const id = formatReceipt(signed);
         issued.push({ id, ...input });
-        return id;
+        return { id, at, sessionKey: input.sessionKey, callId: input.callId, tool: input.tool, argsCanonical: signed.argsCanonical, outputHash: signed.outputHash, mac: signed.mac };
       },
     };
     fx.approvals.answers = ["approved", "denied"];
@@ -212,6 +214,44 @@ describe("receipts", () => {
     expect(verifyReceipt(key, { ...receipt, at: receipt.at + 1 }, { tool: r.tool, args: r.args, output: r.output })).toBe(false);
     const finish = turnEvents.find((e) => e.type === "tool.finish");
     expect(progressLine(finish!)).toContain(`receipt ${r.id}`);
+  });
+});
+
+describe("when receipts are stored", () => {
+  it("stores a read's receipt with the turn's next checkpoint, and another tool's with the checkpoint that records its result", async () => {
+    // A tool that is not replayable (so the turn saves before it runs and after its result) and
+    // reports which receipts the store holds when it runs.
+    let fixture: EngineFixture | undefined;
+    const counter = {
+      name: "count_receipts", description: "Counts the stored receipts.", parameters: z.looseObject({}), risk: "read" as const, owner: "builtin" as const,
+      async execute() {
+        return { success: true, output: (await fixture!.store.listReceipts()).map((r) => r.tool).join(",") || "none" };
+      },
+    };
+    fx = fixture = await engineFixture({ tools: [counter], policy: { profile: "full" } });
+    const key = loadOrCreateReceiptKey(fx.dir);
+    fx.exec.receipts = {
+      show: false,
+      sign(input) {
+        const at = Date.now();
+        const signed = signReceipt(key, { ...input, at });
+        return { id: formatReceipt(signed), at, sessionKey: input.sessionKey, callId: input.callId, tool: input.tool, argsCanonical: signed.argsCanonical, outputHash: signed.outputHash, mac: signed.mac };
+      },
+    };
+    fx.emu.script(
+      { toolCalls: [{ name: "current_time", arguments: "{}" }] },
+      { toolCalls: [{ name: "count_receipts", arguments: "{}" }] },
+      { toolCalls: [{ name: "count_receipts", arguments: "{}" }] },
+      { toolCalls: [{ name: "current_time", arguments: "{}" }] },
+      { text: "counted" },
+    );
+    const { outcome } = await fx.turn("count them");
+    expect(outcome.text).toBe("counted");
+    // The first count runs after the checkpoint before it, which took the read's receipt along.
+    expect(lastToolResult(fx.emu, 2)).toBe("current_time");
+    expect(lastToolResult(fx.emu, 3)).toBe("current_time,count_receipts");
+    // The last read's receipt went with the turn's end.
+    expect((await fx.store.listReceipts()).map((r) => r.tool).sort()).toEqual(["count_receipts", "count_receipts", "current_time", "current_time"]);
   });
 });
 

@@ -41,4 +41,29 @@ describe("gatehouse receipts verify", () => {
     expect(wrongOutput.code).toBe(1);
     expect(wrongOutput.stdout).toMatch(/^INVALID/);
   });
+
+  it("stores the receipts of a turn's calls by the time its answer is out, when the chat does not show them", async () => {
+    mb = await startMemoryBot({
+      configure: (config) => {
+        config.receipts.enabled = true;
+      },
+    });
+    routeModel(mb.tb.model, [{
+      when: "what time is it",
+      first: callTools({ name: "current_time", args: { timezone: "UTC" } }, { name: "current_time", args: { timezone: "Asia/Tokyo" } }),
+      then: { text: "told" },
+    }]);
+    const env = await mb.channel.say("what time is it");
+    await mb.waitFor(env, "told");
+    expect(mb.texts(env).some((t) => t.includes("receipt gr1."))).toBe(false);
+    const stored = await mb.tb.bot.store.listReceipts();
+    expect(stored.map((r) => [r.tool, JSON.parse(r.argsCanonical).timezone])).toEqual([["current_time", "UTC"], ["current_time", "Asia/Tokyo"]]);
+    const output = String(messagesOf(mb.tb.model.requests[1]!).find((m) => m.role === "tool")!.content);
+    const outputFile = path.join(mb.tb.dataDir, "output.txt");
+    writeFileSync(outputFile, output);
+    const ok = await runCli(["receipts", "verify", stored[0]!.id, "--tool", "current_time", "--output-file", outputFile], {
+      GATEHOUSE_DATA_DIR: mb.tb.dataDir, OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    });
+    expect(ok.stdout).toMatch(/^valid: current_time ran at/);
+  });
 });

@@ -56,8 +56,7 @@ async function busySqliteStore(): Promise<Store> {
   await store.saveTurn(turn("t-parked", { waitingApprovalId: "k3x9", version: 2 }));
   await store.saveTurn(turn("t-checkpoint", { sessionKey: "telegram:42", channel: "telegram", updatedAt: 1_700_000_100_000 }));
 
-  await store.saveReceipt(receipt("r-2", 1_700_000_200_000));
-  await store.saveReceipt(receipt("r-1", 1_700_000_100_000));
+  await store.saveReceipts([receipt("r-2", 1_700_000_200_000), receipt("r-1", 1_700_000_100_000)]);
 
   const click = { at: 1_300, kind: "approval", sessionKey: "slack:C1:171.2", tool: "shell", actorId: "U1", source: "backchannel", outcome: "always" };
   await store.appendAudit(click);

@@ -48,8 +48,9 @@ export function describeRecordsContract(harness: StoreHarness): void {
     it("returns a saved receipt by id after a restart", async () => {
       const location = await harness.freshLocation();
       const before = await harness.open(location);
-      await before.saveReceipt(receipt);
-      await before.saveReceipt(receipt);
+      await before.saveReceipts([receipt]);
+      await before.saveReceipts([receipt]);
+      await before.saveReceipts([]);
       await before.close();
       const store = await harness.open(location);
       expect(await store.getReceipt("r-1")).toEqual(receipt);
@@ -62,18 +63,19 @@ export function describeRecordsContract(harness: StoreHarness): void {
       expect(await store.listReceipts()).toEqual([]);
       const later = { ...receipt, id: "r-0", at: receipt.at + 1 };
       const sameMoment = { ...receipt, id: "r-2" };
-      await store.saveReceipt(later);
-      await store.saveReceipt(sameMoment);
-      await store.saveReceipt(receipt);
+      await store.saveReceipts([later, sameMoment]);
+      await store.saveReceipts([receipt]);
       expect(await store.listReceipts()).toEqual([receipt, sameMoment, later]);
       await store.close();
     });
 
-    it("refuses to overwrite a receipt with a different one under the same id", async () => {
+    it("refuses to overwrite a receipt with a different one under the same id, and then saves none of the batch", async () => {
       const store = await openFresh(harness);
-      await store.saveReceipt(receipt);
-      await expect(store.saveReceipt({ ...receipt, mac: "forged" })).rejects.toThrow(/different receipt with id r-1/);
+      await store.saveReceipts([receipt]);
+      const other = { ...receipt, id: "r-9" };
+      await expect(store.saveReceipts([other, { ...receipt, mac: "forged" }])).rejects.toThrow(/different receipt with id r-1/);
       expect((await store.getReceipt("r-1"))?.mac).toBe(receipt.mac);
+      expect(await store.getReceipt("r-9")).toBeUndefined();
       await store.close();
     });
   });
@@ -107,6 +109,23 @@ export function describeRecordsContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("saves a turn's record and the receipts of the results it holds in one write", async () => {
+      const location = await harness.freshLocation();
+      const before = await harness.open(location);
+      const second = { ...receipt, id: "r-2", callId: "call-8" };
+      await before.saveTurn(turn("t1"), [receipt, second]);
+      await before.close();
+      const store = await harness.open(location);
+      expect((await store.getTurn("t1"))?.turnId).toBe("t1");
+      expect(await store.listReceipts()).toEqual([receipt, second]);
+      // A forged receipt under a used id: neither it nor the record is written.
+      const replaced = turn("t1", { updatedAt: 1_700_000_000_900, body: '{"v":1,"later":true}' });
+      await expect(store.saveTurn(replaced, [{ ...second, id: "r-3" }, { ...receipt, mac: "forged" }])).rejects.toThrow(/different receipt with id r-1/);
+      expect((await store.getTurn("t1"))?.updatedAt).toBe(1_700_000_000_000);
+      expect(await store.getReceipt("r-3")).toBeUndefined();
+      await store.close();
+    });
+
     it("lists the turns of one session only", async () => {
       const store = await openFresh(harness);
       await store.saveTurn(turn("here-2", { updatedAt: 2 }));
@@ -137,6 +156,23 @@ export function describeRecordsContract(harness: StoreHarness): void {
       expect((await store.loadHistory("slack:C1:171.2", 10)).map((m) => m.content)).toEqual(["earlier", "deploy it", "deployed"]);
       expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["other"]);
       expect(await store.getValue("inflight:trace-t1")).toBe('{"answer":"deployed"}');
+      await store.close();
+    });
+
+    it("saves the turn's receipts with it, and none of them when it fails", async () => {
+      const store = await openFresh(harness);
+      await store.saveTurn(turn("t1"));
+      const second = { ...receipt, id: "r-2" };
+      await store.finishTurn({ sessionKey: "slack:C1:171.2", messages: answer, turnId: "t1", receipts: [receipt, second] });
+      expect(await store.listReceipts()).toEqual([receipt, second]);
+      expect(await store.listTurns()).toEqual([]);
+
+      await store.saveTurn(turn("t2"));
+      await expect(store.finishTurn({ sessionKey: "slack:C1:171.2", messages: answer, turnId: "t2", receipts: [{ ...receipt, id: "r-3" }, { ...second, mac: "forged" }] }))
+        .rejects.toThrow(/different receipt with id r-2/);
+      expect(await store.getReceipt("r-3")).toBeUndefined();
+      expect((await store.listTurns()).map((t) => t.turnId)).toEqual(["t2"]);
+      expect(await store.loadHistory("slack:C1:171.2", 10)).toHaveLength(2);
       await store.close();
     });
 
