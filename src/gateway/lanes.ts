@@ -83,9 +83,9 @@ export class SessionLanes {
     return this.lanes.get(sessionKey)?.size ?? 0;
   }
 
-  /** Every slot is taken and work waits for one: a replica should leave new threads to an idler one. */
-  get saturated(): boolean {
-    return this.slots.pending >= this.slots.concurrency && this.slots.size > 0;
+  /** How much model and tool work runs at once (`maxConcurrentTurns`). */
+  get concurrency(): number {
+    return this.slots.concurrency;
   }
 
   /** Turns that compute now or wait for a slot (parked turns are not counted). */

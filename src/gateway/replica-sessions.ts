@@ -40,9 +40,14 @@ export interface ReplicaSessionsOptions {
   sweepMs?: number;
 }
 
-/** How long a saturated replica leaves a new thread to the others before it looks again, and how often. */
-const DEFER_WHEN_FULL_MS = 250;
-const MAX_DEFERRALS = 8;
+/**
+ * How many sessions a replica drains at once, per turn slot: one computing and one lined up behind
+ * it (taking its lease, loading its history, posting the answer of its last turn). Threads past
+ * that stay in the shared inbox, unleased, for whichever replica has room first.
+ */
+const DRAINS_PER_SLOT = 2;
+/** The least time between two looks for threads nobody holds when a drain ends with room to spare. */
+const LOOK_AGAIN_MS = 100;
 
 /** Time a message may be accepted but not yet in the inbox (the push in flight) before it counts as lost. */
 const UNFINISHED_GRACE_MS = 3_000;
@@ -51,6 +56,11 @@ export class ReplicaSessions {
   private readonly o: Required<ReplicaSessionsOptions>;
   /** Sessions kicked while this replica was already draining them: look again before letting go. */
   private readonly again = new Set<string>();
+  /** Sessions kicked while this replica had no room, oldest first: drained here as room frees, unless another replica took them first. */
+  private readonly waitingForRoom = new Set<string>();
+  /** Drains running here: their lease taken (or being taken) until they let go. */
+  private drains = 0;
+  private lastLook = 0;
   private sweeper?: NodeJS.Timeout;
   private closed = false;
 
@@ -93,22 +103,61 @@ export class ReplicaSessions {
   }
 
   /**
-   * Drains the session here unless this replica already does (then it looks again before letting go).
-   * While every slot here is taken and work waits for one, a new thread is left for a moment to a
-   * replica with room (its sweep takes threads nobody holds), then tried here again.
+   * Drains the session here unless this replica already does (then it looks again before letting
+   * go). Without room here (every drain taken, see DRAINS_PER_SLOT), the thread waits its turn here,
+   * while its messages wait in the shared inbox for any replica with room.
    */
-  kick(sessionKey: string, tries = 0): void {
+  kick(sessionKey: string): void {
     if (this.closed) return;
     if (!this.o.runtimeOf(sessionKey.split(":")[0]!)) return;
     if (this.o.lanes.busy(sessionKey)) {
       this.again.add(sessionKey);
       return;
     }
-    if (this.o.lanes.saturated && tries < MAX_DEFERRALS) {
-      setTimeout(() => this.kick(sessionKey, tries + 1), DEFER_WHEN_FULL_MS).unref();
+    if (this.room <= 0) {
+      this.waitingForRoom.add(sessionKey);
       return;
     }
-    this.o.lanes.enqueue(sessionKey, () => this.drain(sessionKey), { force: true });
+    this.waitingForRoom.delete(sessionKey);
+    this.drains++;
+    this.o.lanes.enqueue(sessionKey, async () => {
+      let lookAgain = false;
+      try {
+        lookAgain = await this.drain(sessionKey);
+      } finally {
+        this.drains--;
+        // Once the lane has let go (after this job), so that the session can be kicked again.
+        setImmediate(() => {
+          if (lookAgain) this.waitingForRoom.add(sessionKey);
+          this.makeRoom();
+        });
+      }
+    }, { force: true });
+  }
+
+  private get room(): number {
+    return this.o.lanes.concurrency * DRAINS_PER_SLOT - this.drains;
+  }
+
+  /** Takes waiting threads while there is room; with room to spare, looks for threads nobody holds. */
+  private makeRoom(): void {
+    for (const sessionKey of this.waitingForRoom) {
+      if (this.closed || this.room <= 0) return;
+      this.waitingForRoom.delete(sessionKey);
+      this.kick(sessionKey);
+    }
+    if (!this.closed && this.room > 0 && Date.now() - this.lastLook >= LOOK_AGAIN_MS) {
+      void this.takeOrphans().catch((err: Error) => this.o.log.warn({ err: err.message }, "looking for threads nobody holds failed"));
+    }
+  }
+
+  /** Kicks sessions with work and no live lease, oldest first, as far as there is room here. */
+  private async takeOrphans(): Promise<void> {
+    this.lastLook = Date.now();
+    for (const sessionKey of await this.o.coordination.orphaned()) {
+      if (this.closed || this.room <= 0) return;
+      this.kick(sessionKey);
+    }
   }
 
   /**
@@ -130,15 +179,17 @@ export class ReplicaSessions {
   close(): void {
     this.closed = true;
     clearTimeout(this.sweeper);
+    this.waitingForRoom.clear();
   }
 
-  private async drain(sessionKey: string): Promise<void> {
+  /** Drains one session's saved turn and inbox under its lease; true when it should be looked at again. */
+  private async drain(sessionKey: string): Promise<boolean> {
     const { coordination, driver, log } = this.o;
     const lease = await coordination.acquire(sessionKey, this.o.leaseTtlMs).catch((err: Error) => {
       log.warn({ sessionKey, err: err.message }, "session lease could not be taken");
       return undefined;
     });
-    if (!lease) return;
+    if (!lease) return false;
     this.o.observer.emit({ event: "lease.acquired", sessionKey, token: lease.token });
     const watch = this.watch(lease);
     const fence = () => coordination.holds(lease).catch(() => false);
@@ -189,9 +240,7 @@ export class ReplicaSessions {
       await coordination.release(lease).catch(() => {});
     }
     // A message pushed while this replica was letting go found the lease still held: look again.
-    if (!this.closed && !parked && (this.again.has(sessionKey) || (await coordination.waiting(sessionKey).catch(() => 0)) > 0)) {
-      this.kick(sessionKey);
-    }
+    return !this.closed && !parked && (this.again.has(sessionKey) || (await coordination.waiting(sessionKey).catch(() => 0)) > 0);
   }
 
   /** Renews the lease while the session is drained, and passes on stop requests from other replicas. */
@@ -221,8 +270,8 @@ export class ReplicaSessions {
 
   private async sweep(): Promise<void> {
     const { coordination, delivery, log } = this.o;
-    // A replica whose slots are all taken leaves orphaned threads to one with room.
-    if (!this.o.lanes.saturated) for (const sessionKey of await coordination.orphaned()) this.kick(sessionKey, MAX_DEFERRALS);
+    // As far as there is room here: a replica without room leaves threads nobody holds to one with room.
+    this.makeRoom();
     await this.o.approvals.expireOverdue();
     for (const lost of await coordination.claimUnfinished(UNFINISHED_GRACE_MS, this.o.channelNames())) {
       try {

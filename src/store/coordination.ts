@@ -57,6 +57,7 @@ export interface Coordination {
   /**
    * Sessions with work and no live lease: messages in their inbox, a turn saved at a checkpoint, or a
    * parked turn whose approval was decided — left by a replica that died, or never picked up.
+   * Sessions with a saved turn first, then the others by their oldest waiting message.
    */
   orphaned(): Promise<string[]>;
   /**

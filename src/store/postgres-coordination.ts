@@ -160,11 +160,12 @@ class PostgresCoordination implements Coordination {
   async orphaned(): Promise<string[]> {
     const free = `NOT EXISTS (SELECT 1 FROM session_leases l WHERE l.session_key = x.session_key AND l.expires_at > ${NOW})`;
     const { rows } = await this.#pool.query<{ session_key: string }>(
-      `SELECT DISTINCT session_key FROM (
-         SELECT session_key FROM inbox
-         UNION SELECT session_key FROM turns WHERE waiting_approval_id IS NULL
-         UNION SELECT t.session_key FROM turns t JOIN approvals a ON a.id = t.waiting_approval_id WHERE a.state <> 'pending'
-       ) x WHERE ${free}`,
+      // Saved turns first, then inboxes by their oldest message.
+      `SELECT session_key FROM (
+         SELECT session_key, min(id) AS first FROM inbox GROUP BY session_key
+         UNION ALL SELECT session_key, 0 FROM turns WHERE waiting_approval_id IS NULL
+         UNION ALL SELECT t.session_key, 0 FROM turns t JOIN approvals a ON a.id = t.waiting_approval_id WHERE a.state <> 'pending'
+       ) x WHERE ${free} GROUP BY session_key ORDER BY min(first), session_key`,
     );
     return rows.map((r) => r.session_key);
   }

@@ -184,6 +184,29 @@ describe("several replicas on one PostgreSQL database", () => {
     expect(results.at(-1)!.content).toContain("deploying to production: first release");
   });
 
+  it("holds two threads per turn slot on each replica and leaves the rest of a burst in the inbox for whichever has room first", async () => {
+    model = await startOpenAIEmulator();
+    model.setFallback(() => ({ hang: true }));
+    const pair = await replicas(2, { gateway: { leaseTtlMs: 2000, maxConcurrentTurns: 1 } });
+    pair[0]!.use();
+    await Promise.all(["one", "two", "three", "four", "five", "six"].map((n) => slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention(`think about ${n}`) })));
+    // Each replica computes one turn and lines up one more (B takes its two from A's burst at its
+    // next sweep); the last two threads wait, unleased, for the first replica with room.
+    await waitUntil(() => expect(model.requests).toHaveLength(2), { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ owner: string }>("SELECT owner FROM session_leases WHERE expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint");
+      expect(pair.map((r) => rows.filter((row) => row.owner.split(":")[1] === String(r.bot.child.pid)).length)).toEqual([2, 2]);
+      const waiting = await client.query<{ n: string }>("SELECT count(DISTINCT session_key) AS n FROM inbox");
+      expect(Number(waiting.rows[0]!.n)).toBe(2);
+    } finally {
+      await client.end();
+    }
+    expect(model.requests).toHaveLength(2);
+  });
+
   it("stops a turn computing on A within 2 s when /stop reaches B", async () => {
     model = await startOpenAIEmulator();
     model.script({ hang: true });
