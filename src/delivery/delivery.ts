@@ -99,9 +99,10 @@ export class Delivery {
    * The progress of one task (a turn) answering in `target`, shown the channel's way: a live status
    * message where the channel can edit (`status`), progress lines (`lines`), or nothing (`off`).
    * `resume`: a snapshot of the task's progress a previous process took (TaskProgress.snapshot),
-   * so that a turn resumed after a restart goes on in the same status message.
+   * so that a turn resumed after a restart goes on in the same status message. `onPosted`: called
+   * once the status message is posted (so that its snapshot can be kept against a crash).
    */
-  taskProgress(target: ReplyTarget, traceId?: string, resume?: string): TaskProgress {
+  taskProgress(target: ReplyTarget, traceId?: string, resume?: string, onPosted?: () => void): TaskProgress {
     const outlet = this.outlets.get(target.channel);
     const style = outlet?.progress ?? "status";
     // A channel delivery does not know cannot take the answer either; that failure is reported there.
@@ -118,6 +119,7 @@ export class Delivery {
       line: (text) => this.progress(target, text, traceId),
       maxMessageChars: outlet.maxMessageChars,
       log: this.log.child({ target: targetKeyOf(target), traceId }),
+      posted: onPosted,
     }, readStatusSnapshot(resume));
   }
 

@@ -32,6 +32,8 @@ export interface StatusOutlet {
   line(text: string): void;
   maxMessageChars: number;
   log: Logger;
+  /** Called once the status message is posted. */
+  posted?: () => void;
 }
 
 type Entry =
@@ -241,6 +243,7 @@ export class StatusMessage implements TaskProgress {
         (id) => {
           this.messageId = id;
           this.phase = "posted";
+          this.o.posted?.();
           this.afterSend(true);
         },
         (err: Error) => this.giveUp(err, "the status message could not be posted"),

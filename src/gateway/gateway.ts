@@ -27,7 +27,7 @@ import { ButtonRoutes } from "./button-routes.ts";
 import { ChatQuestions } from "./chat-questions.ts";
 import { ALWAYS_BUTTON_KIND, alwaysList, revokeFromList } from "./always-list.ts";
 import { TurnDriver } from "./turn-driver.ts";
-import { envelopeOf, INFLIGHT, inflightRecord, readInflight, RESTARTED_NOTICE, type InflightRecord } from "./inflight.ts";
+import { closeLeftProgress, envelopeOf, INFLIGHT, inflightRecord, readInflight, RESTARTED_NOTICE, TASK_PROGRESS, type InflightRecord } from "./inflight.ts";
 import { ReplicaSessions } from "./replica-sessions.ts";
 import type { Coordination } from "../store/coordination.ts";
 
@@ -325,6 +325,7 @@ export class Gateway {
         continue;
       }
       try {
+        await closeLeftProgress(this.o, record.replyTo, ref);
         await this.o.delivery.send(
           record.replyTo,
           `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${ref}).`,
@@ -346,10 +347,11 @@ export class Gateway {
     const runtime = this.channels.get(env.channel)!;
     const traceId = env.traceId!;
     this.o.observer.emit({ event: record.deferred ? "turn.undeferred" : "turn.restarted", traceId, sessionKey: record.sessionKey });
-    if (!record.deferred) this.o.delivery.progress(env.replyTo, RESTARTED_NOTICE, traceId);
     this.lanes.enqueue(record.sessionKey, async () => {
       // The access lists may have changed with the restart: they are asked again (it was addressed to the bot then).
       const access = env.origin ? ({ verdict: "allowed" } as const) : this.access.check(env, runtime.access, Date.now(), true);
+      // A message cut off mid-turn: the status message it had is closed, saying it starts over.
+      if (!record.deferred) await closeLeftProgress(this.o, env.replyTo, traceId, access.verdict === "allowed" ? RESTARTED_NOTICE : undefined);
       if (access.verdict !== "allowed") {
         this.o.observer.emit({ event: "access.refused", traceId, sessionKey: record.sessionKey, reason: access.verdict === "refused" ? access.reason : access.verdict });
         await this.o.store.deleteValue(`${INFLIGHT}${traceId}`);
@@ -372,6 +374,7 @@ export class Gateway {
       this.o.log.error({ traceId, err: (err as Error).message }, "reply could not be delivered");
     }
     await this.o.store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
+    await this.o.store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
   }
 
   /** Approval clicks: the control lane — never behind a turn. */

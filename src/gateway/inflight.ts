@@ -11,9 +11,17 @@
  *     cut off again, or unreadable, it is reported to its sender as not finished.
  */
 import { parseEnvelope, type IngressEnvelope } from "../envelope.ts";
+import type { Delivery } from "../delivery/delivery.ts";
 import type { Store } from "../store/store.ts";
 
 export const INFLIGHT = "inflight:";
+
+/**
+ * Store keys of the progress a message's turn shows (its status message), by trace id, for after a
+ * restart: kept once the status message is posted and whenever the turn parks; forgotten at its end.
+ * (Turns parked by an earlier version kept theirs by turn id.)
+ */
+export const TASK_PROGRESS = "progress:";
 
 /** Said when a message the previous process was cut off from starts over. */
 export const RESTARTED_NOTICE = "🔄 I restarted while working on this, so I'm starting it over.";
@@ -77,4 +85,23 @@ export async function neverStartOver(store: Store, traceId: string): Promise<voi
   const value = await store.getValue(key);
   const record = value === undefined ? undefined : readInflight(value);
   if (record && !record.restarted) await store.setValue(key, JSON.stringify({ ...record, deferred: undefined, restarted: true }));
+}
+
+/**
+ * A message the previous process did not finish may have left its status message behind, showing a
+ * step that will never end: it is closed ("not finished", the summary), with `notice` in it (the
+ * message starts over). Without one, `notice` is posted as a line of its own. The kept progress is
+ * forgotten before this returns, so that the message's next turn keeps its own under the same key.
+ */
+export async function closeLeftProgress(deps: { store: Store; delivery: Delivery }, replyTo: IngressEnvelope["replyTo"], traceId: string, notice?: string): Promise<void> {
+  const key = `${TASK_PROGRESS}${traceId}`;
+  const kept = await deps.store.getValue(key).catch(() => undefined);
+  if (kept === undefined) {
+    if (notice) deps.delivery.progress(replyTo, notice, traceId);
+    return;
+  }
+  await deps.store.deleteValue(key).catch(() => {});
+  const progress = deps.delivery.taskProgress(replyTo, traceId, kept);
+  if (notice) progress.event({ type: "notice", text: notice });
+  void progress.finish("stopped");
 }

@@ -19,7 +19,7 @@ import type { Store } from "../store/store.ts";
 import type { SessionLanes } from "./lanes.ts";
 import type { TurnDriver } from "./turn-driver.ts";
 import type { ChannelRuntime } from "./gateway.ts";
-import { envelopeOf, INFLIGHT, neverStartOver, readInflight, RESTARTED_NOTICE } from "./inflight.ts";
+import { closeLeftProgress, envelopeOf, INFLIGHT, neverStartOver, readInflight, RESTARTED_NOTICE, TASK_PROGRESS } from "./inflight.ts";
 
 export interface ReplicaSessionsOptions {
   coordination: Coordination;
@@ -294,6 +294,7 @@ export class ReplicaSessions {
     if (record.answer !== undefined) {
       observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
       await delivery.send(record.replyTo, record.answer, "reply", traceId);
+      await store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
       return;
     }
     const env = record.restarted ? undefined : envelopeOf(record, traceId);
@@ -302,11 +303,12 @@ export class ReplicaSessions {
       // Stamped now: the sweeps' grace then keeps it from being taken for lost before it is in the inbox.
       const { deferred: _d, ...started } = record;
       await store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify({ ...started, restarted: true, at: Date.now() }));
+      await closeLeftProgress({ store, delivery }, env.replyTo, traceId, RESTARTED_NOTICE);
       await coordination.push(env, record.sessionKey, record.at);
-      delivery.progress(env.replyTo, RESTARTED_NOTICE, traceId);
       this.kick(record.sessionKey);
       return;
     }
+    await closeLeftProgress({ store, delivery }, record.replyTo, traceId);
     await delivery.send(
       record.replyTo,
       `⚠️ I restarted while working on your message ("${record.text}"), so it was not finished. Please send it again (ref ${traceId}).`,

@@ -19,10 +19,8 @@ import type { Observer } from "../observe/observer.ts";
 import type { Store, StoredTurn } from "../store/store.ts";
 import type { RunningTurn, SessionLanes } from "./lanes.ts";
 import type { ChannelRuntime } from "./gateway.ts";
-import { answeredRecord, INFLIGHT, neverStartOver } from "./inflight.ts";
+import { answeredRecord, INFLIGHT, neverStartOver, TASK_PROGRESS } from "./inflight.ts";
 
-/** Store keys of the progress shown for a parked turn (its status message), by turn id, for after a restart. */
-export const PARKED_PROGRESS = "progress:";
 /** How long a turn leaving the process waits for its status message to be out, so that it can be kept. */
 const KEEP_PROGRESS_WAIT_MS = 2000;
 
@@ -118,7 +116,8 @@ export class TurnDriver {
       this.o.log.error({ turnId: stored.turnId, err: (err as Error).message }, "a saved turn could not be read; its sender is told it was not finished");
       void neverStartOver(this.o.store, stored.traceId).catch(() => {});
       void this.o.store.deleteTurn(stored.turnId);
-      void this.o.store.deleteValue(`${PARKED_PROGRESS}${stored.turnId}`).catch(() => {});
+      void this.o.store.deleteValue(`${TASK_PROGRESS}${stored.traceId}`).catch(() => {});
+      void this.o.store.deleteValue(`${TASK_PROGRESS}${stored.turnId}`).catch(() => {});
       return false;
     }
     this.o.lanes.enqueue(record.sessionKey, () => this.continueSaved(record, runtime, undefined).then(() => {}), { force: true });
@@ -146,26 +145,39 @@ export class TurnDriver {
     const controller = new AbortController();
     const running: RunningTurn = { turnId, traceId, senderId: env.sender.id, controller, startedAt: Date.now(), text: env.text };
     const end = lanes.begin(sessionKey, running);
-    const progressKey = `${PARKED_PROGRESS}${turnId}`;
-    // A turn resumed from the store goes on in the status message it had (when it saved one).
-    const shown = options.resumed ? await store.getValue(progressKey).catch(() => undefined) : undefined;
-    const progress = delivery.taskProgress(env.replyTo, traceId, shown);
-    // While parked, the progress is kept in the store; saves queue one after another, and go once the turn ends.
+    const progressKey = `${TASK_PROGRESS}${traceId}`;
+    // A turn resumed from the store goes on in the status message it had (when it kept one).
+    let shown = options.resumed ? await store.getValue(progressKey).catch(() => undefined) : undefined;
+    if (options.resumed && shown === undefined) {
+      const legacyKey = `${TASK_PROGRESS}${turnId}`;
+      shown = await store.getValue(legacyKey).catch(() => undefined);
+      if (shown !== undefined) void store.deleteValue(legacyKey).catch(() => {});
+    }
+    // The progress is kept in the store once the status message is posted and as each step ends (so
+    // that the next start finds it after a crash), and when the turn parks. Saves go one after
+    // another; one not begun yet takes the latest state for those asked after it; they stop at the end.
+    const progress = delivery.taskProgress(env.replyTo, traceId, shown, () => keepProgress());
     let progressKept: Promise<unknown> | undefined = shown === undefined ? undefined : Promise.resolve();
+    let progressForgotten = false;
+    let keepWaiting = false;
     const keepProgress = () => {
-      if (!progress.snapshot) return;
+      if (!progress.snapshot || progressForgotten || keepWaiting) return;
+      keepWaiting = true;
       progressKept = (progressKept ?? Promise.resolve()).then(async () => {
+        keepWaiting = false;
         const snapshot = await progress.snapshot!();
-        if (snapshot) await store.setValue(progressKey, snapshot);
-      }).catch((err: Error) => log.debug({ err: err.message }, "the progress of a parked turn could not be kept"));
+        if (snapshot && !progressForgotten) await store.setValue(progressKey, snapshot);
+      }).catch((err: Error) => log.debug({ err: err.message }, "the progress of a turn could not be kept"));
     };
     const forgetProgress = () => {
+      progressForgotten = true;
       if (progressKept) void progressKept.then(() => store.deleteValue(progressKey)).catch(() => {});
     };
     let typing: TypingIndicator | undefined;
     const emit = (event: TurnEvent) => {
       progress.event(event);
       typing?.follow(event);
+      if (event.type === "tool.finish") keepProgress();
     };
     const stateWith = (history: ChatMessage[]): TurnState => ({
       turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,

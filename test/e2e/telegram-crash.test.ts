@@ -148,6 +148,8 @@ describe("a crash while a message is being answered", () => {
       const results = (model.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "tool");
       expect(results.at(-1)!.content).toMatch(/interrupted by a restart/);
       expect(hits).toBe(1);
+      // The turn went on in the status message the killed process had posted: one, closed with the cut-off step.
+      await waitUntil(() => expect(telegram.botMessages(8484).map((m) => m.text ?? "").filter((t) => /http_fetch/.test(t))).toEqual([expect.stringMatching(/⏹ http_fetch: not finished\n.*steps? in/)]));
     } finally {
       slow.closeAllConnections();
       slow.close();
@@ -178,6 +180,39 @@ describe("a crash while a message is being answered", () => {
     expect(texts().filter((t) => t === "the incident summary")).toHaveLength(1);
     expect(model.requests).toHaveLength(2);
     expect(model.requests[1]!.body.messages).toContainEqual(expect.objectContaining({ role: "user", content: "summarize the incident" }));
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+
+  it("a message that starts over after a crash closes the status message the killed process had posted, saying so in it", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    const time = { toolCalls: [{ name: "current_time", arguments: '{"timezone":"UTC"}' }] };
+    model.script(time, { hang: true }, time, { text: "it is noon" });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    await telegram.userMessage({ text: "what time is it", from: { id: 6565 } }).delivered;
+    // The read ran (no checkpoint: it may simply run again) and the model is asked again when the bot dies.
+    await waitUntil(() => expect(telegram.botMessages(6565).some((m) => /✅ current_time/.test(m.text ?? ""))).toBe(true), { timeout: 10_000 });
+    await waitUntil(() => expect(model.requests.length).toBe(2), { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const status = telegram.botMessages(6565).find((m) => /current_time/.test(m.text ?? ""))!;
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+
+    const second = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(second);
+    const texts = () => telegram.botMessages(6565).map((m) => m.text ?? "");
+    await waitUntil(() => expect(texts()).toContain("it is noon"), { timeout: 15_000 });
+    await waitUntil(() => expect(telegram.botMessages(6565).find((m) => m.message_id === status.message_id)!.text).toMatch(/I restarted while working on this/));
+    const closed = telegram.botMessages(6565).find((m) => m.message_id === status.message_id)!.text!;
+    expect(closed).toMatch(/✅ current_time/);
+    expect(closed).toMatch(/⏹ Stopped after 1 step/);
+    expect(closed).not.toMatch(/⏳/);
+    // The notice is in the old status message, not a line of its own; the new run has a status message of its own.
+    expect(texts().filter((t) => /I restarted while working on this/.test(t))).toHaveLength(1);
+    await waitUntil(() => expect(texts().some((t) => /✅ 1 step in/.test(t))).toBe(true));
     rmSync(first.dataDir, { recursive: true, force: true });
   });
 
