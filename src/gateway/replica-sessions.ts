@@ -41,9 +41,9 @@ export interface ReplicaSessionsOptions {
 }
 
 /**
- * How many sessions a replica drains at once, per turn slot: one computing and one lined up behind
- * it (taking its lease, loading its history, posting the answer of its last turn). Threads past
- * that stay in the shared inbox, unleased, for whichever replica has room first.
+ * How many sessions a replica takes on at once, per turn slot, not counting those whose answer is
+ * being posted: one computing and one lined up behind it (taking its lease, loading its history).
+ * Threads past that stay in the shared inbox, unleased, for whichever replica has room first.
  */
 const DRAINS_PER_SLOT = 2;
 /** The least time between two looks for threads nobody holds when a drain ends with room to spare. */
@@ -58,7 +58,7 @@ export class ReplicaSessions {
   private readonly again = new Set<string>();
   /** Sessions kicked while this replica had no room, oldest first: drained here as room frees, unless another replica took them first. */
   private readonly waitingForRoom = new Set<string>();
-  /** Drains running here: their lease taken (or being taken) until they let go. */
+  /** Drains here whose turn is to compute or computes (see takePlace). */
   private drains = 0;
   private lastLook = 0;
   private sweeper?: NodeJS.Timeout;
@@ -119,13 +119,13 @@ export class ReplicaSessions {
       return;
     }
     this.waitingForRoom.delete(sessionKey);
-    this.drains++;
+    const place = this.takePlace();
     this.o.lanes.enqueue(sessionKey, async () => {
       let lookAgain = false;
       try {
-        lookAgain = await this.drain(sessionKey);
+        lookAgain = await this.drain(sessionKey, place);
       } finally {
-        this.drains--;
+        place.leave();
         // Once the lane has let go (after this job), so that the session can be kicked again.
         setImmediate(() => {
           if (lookAgain) this.waitingForRoom.add(sessionKey);
@@ -137,6 +137,29 @@ export class ReplicaSessions {
 
   private get room(): number {
     return this.o.lanes.concurrency * DRAINS_PER_SLOT - this.drains;
+  }
+
+  /**
+   * A drain's place in the room: held while its session's turn is to compute or computes, left
+   * while the turn's answer is posted (a thread the platform holds back keeps its lease, not a place).
+   */
+  private takePlace(): { take(): void; leave(): void } {
+    let held = false;
+    const place = {
+      take: () => {
+        if (held) return;
+        held = true;
+        this.drains++;
+      },
+      leave: () => {
+        if (!held) return;
+        held = false;
+        this.drains--;
+        setImmediate(() => this.makeRoom());
+      },
+    };
+    place.take();
+    return place;
   }
 
   /** Takes waiting threads while there is room; with room to spare, looks for threads nobody holds. */
@@ -183,7 +206,7 @@ export class ReplicaSessions {
   }
 
   /** Drains one session's saved turn and inbox under its lease; true when it should be looked at again. */
-  private async drain(sessionKey: string): Promise<boolean> {
+  private async drain(sessionKey: string, place: { take(): void; leave(): void }): Promise<boolean> {
     const { coordination, driver, log } = this.o;
     const lease = await coordination.acquire(sessionKey, this.o.leaseTtlMs).catch((err: Error) => {
       log.warn({ sessionKey, err: err.message }, "session lease could not be taken");
@@ -216,7 +239,8 @@ export class ReplicaSessions {
             await this.o.store.deleteTurn(saved.turnId);
             continue;
           }
-          if ((await driver.continueSaved(record, runtime, decision, { waitParked: false, awaitAnswer: true, fence })) === "parked") {
+          place.take();
+          if ((await driver.continueSaved(record, runtime, decision, { waitParked: false, awaitAnswer: true, fence, computed: place.leave })) === "parked") {
             parked = true;
             break;
           }
@@ -230,7 +254,8 @@ export class ReplicaSessions {
           continue;
         }
         const turnId = `t${randomBytes(4).toString("hex")}`;
-        if ((await driver.start(item.envelope, turnId, runtime, item.acceptedAt, { waitParked: false, awaitAnswer: true, fence })) === "parked") {
+        place.take();
+        if ((await driver.start(item.envelope, turnId, runtime, item.acceptedAt, { waitParked: false, awaitAnswer: true, fence, computed: place.leave })) === "parked") {
           parked = true;
           break;
         }

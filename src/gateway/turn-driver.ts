@@ -61,6 +61,8 @@ export interface DriveOptions {
    * thread's queue after the turn lets go, which keeps the order within one process.
    */
   awaitAnswer?: boolean;
+  /** Called once the turn has computed its end (before its history is written and its answer posted). */
+  computed?: () => void;
 }
 
 /** How a drive ended: the turn answered (or failed), or it parked and left the process. */
@@ -233,6 +235,7 @@ export class TurnDriver {
         const record = decodeTurnRecord(stored);
         result = await computing(async () => resumeTurn(runtime.exec, stateWith(await history()), record, decision));
       }
+      options.computed?.();
       forgetProgress();
       if (running.discard) {
         void progress.finish("cancelled");
