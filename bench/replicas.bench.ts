@@ -695,8 +695,8 @@ if (two.length) {
   const tries = two.map((r) => r.db?.leaseAttempts ?? Number.NaN);
   notes.push(`two replicas: turns finished per replica (a/b) per round: ${perRound.join("; ")}`);
   notes.push(
-    `two replicas: a message's turn runs on the replica that accepted it (its event won the dedupe; it takes the session's lease at once, free slots or not), ` +
-      `or on the other one when that one's sweep found the inbox item before the lease was taken: ${cross} turns in all ran on the replica that had not accepted the message`,
+    `two replicas: a message's turn runs on the replica that accepted it (its event won the dedupe) while that one has room (two threads per turn slot), ` +
+      `else on whichever replica has room first: ${cross} turns in all ran on the replica that had not accepted the message`,
   );
   notes.push(`two replicas: session lease acquisitions tried per round: ${tries.map((t) => fmt(t, 0)).join(", ")} (for ${CONVERSATIONS} sessions of one message each; more = kicks and sweeps racing for the same lease)`);
   const left = two.filter((r) => r.db && (r.db.inboxLeft || r.db.leasesLeft || r.db.inflightLeft || r.db.turnsLeft));
