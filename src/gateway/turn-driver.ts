@@ -118,7 +118,7 @@ export class TurnDriver {
       this.o.log.error({ turnId: stored.turnId, err: (err as Error).message }, "a saved turn could not be read; its sender is told it was not finished");
       void neverStartOver(this.o.store, stored.traceId).catch(() => {});
       void this.o.store.deleteTurn(stored.turnId);
-      void this.o.store.deleteValue(`${TASK_PROGRESS}${stored.traceId}`).catch(() => {});
+      // (Its status message, kept by trace id, is closed when the message is reported.)
       void this.o.store.deleteValue(`${TASK_PROGRESS}${stored.turnId}`).catch(() => {});
       return false;
     }
