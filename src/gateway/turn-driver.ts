@@ -23,6 +23,8 @@ import { answeredRecord, INFLIGHT, neverStartOver, TASK_PROGRESS } from "./infli
 
 /** How long a turn leaving the process waits for its status message to be out, so that it can be kept. */
 const KEEP_PROGRESS_WAIT_MS = 2000;
+/** How soon after its status message is posted, or a step ends, a running turn's progress is kept (one save for what happened meanwhile). */
+const KEEP_PROGRESS_AFTER_MS = 1000;
 
 export interface TurnDriverOptions {
   store: Store;
@@ -155,10 +157,18 @@ export class TurnDriver {
       shown = await store.getValue(legacyKey).catch(() => undefined);
       if (shown !== undefined) void store.deleteValue(legacyKey).catch(() => {});
     }
-    // The progress is kept in the store once the status message is posted and as each step ends (so
-    // that the next start finds it after a crash), and when the turn parks. Saves go one after
-    // another; one not begun yet takes the latest state for those asked after it; they stop at the end.
-    const progress = delivery.taskProgress(env.replyTo, traceId, shown, () => keepProgress());
+    // The progress is kept in the store a moment after the status message is posted and after each
+    // step ends (so that the next start finds it after a crash; a turn done within the moment saves
+    // none), and at once when the turn parks. Saves go one after another; one not begun yet takes
+    // the latest state for those asked after it; they stop at the end.
+    let keepTimer: NodeJS.Timeout | undefined;
+    const keepSoon = () => {
+      keepTimer ??= setTimeout(() => {
+        keepTimer = undefined;
+        keepProgress();
+      }, KEEP_PROGRESS_AFTER_MS).unref();
+    };
+    const progress = delivery.taskProgress(env.replyTo, traceId, shown, keepSoon);
     let progressKept: Promise<unknown> | undefined = shown === undefined ? undefined : Promise.resolve();
     let progressForgotten = false;
     let keepWaiting = false;
@@ -173,13 +183,14 @@ export class TurnDriver {
     };
     const forgetProgress = () => {
       progressForgotten = true;
+      clearTimeout(keepTimer);
       if (progressKept) void progressKept.then(() => store.deleteValue(progressKey)).catch(() => {});
     };
     let typing: TypingIndicator | undefined;
     const emit = (event: TurnEvent) => {
       progress.event(event);
       typing?.follow(event);
-      if (event.type === "tool.finish") keepProgress();
+      if (event.type === "tool.finish") keepSoon();
     };
     const stateWith = (history: ChatMessage[]): TurnState => ({
       turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,

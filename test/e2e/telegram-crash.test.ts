@@ -139,6 +139,8 @@ describe("a crash while a message is being answered", () => {
       await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
       await telegram.userMessage({ text: "fetch the report", from: { id: 8484 } }).delivered;
       await waitUntil(() => expect(hits).toBe(1), { timeout: 10_000 });
+      // A moment for the status message to be posted and kept.
+      await new Promise((r) => setTimeout(r, 1500));
       first.child.kill("SIGKILL");
       await new Promise((r) => first.child.once("exit", r));
 
@@ -196,7 +198,8 @@ describe("a crash while a message is being answered", () => {
     // The read ran (no checkpoint: it may simply run again) and the model is asked again when the bot dies.
     await waitUntil(() => expect(telegram.botMessages(6565).some((m) => /✅ current_time/.test(m.text ?? ""))).toBe(true), { timeout: 10_000 });
     await waitUntil(() => expect(model.requests.length).toBe(2), { timeout: 10_000 });
-    await new Promise((r) => setTimeout(r, 300));
+    // The status message is kept a moment after its last step ended.
+    await new Promise((r) => setTimeout(r, 1500));
     const status = telegram.botMessages(6565).find((m) => /current_time/.test(m.text ?? ""))!;
     first.child.kill("SIGKILL");
     await new Promise((r) => first.child.once("exit", r));
