@@ -213,7 +213,8 @@ export class ReplicaSessions {
       return undefined;
     });
     if (!lease) return false;
-    this.o.observer.emit({ event: "lease.acquired", sessionKey, token: lease.token });
+    this.o.observer.emit({ event: "lease.acquired", sessionKey, token: lease.token, takenOver: lease.takenOver });
+    if (lease.takenOver) await this.adopt(lease);
     const watch = this.watch(lease);
     const fence = () => coordination.holds(lease).catch(() => false);
     let parked = false;
@@ -266,6 +267,28 @@ export class ReplicaSessions {
     }
     // A message pushed while this replica was letting go found the lease still held: look again.
     return !this.closed && !parked && (this.again.has(sessionKey) || (await coordination.waiting(sessionKey).catch(() => 0)) > 0);
+  }
+
+  /**
+   * A session taken over from a holder that never let go: the messages it had accepted and not
+   * finished are picked up first (see pickUp), so that a message started over goes before the ones
+   * sent after it (the inbox gives them out in the order they were accepted). The grace keeps out a
+   * message another replica is pushing this moment; the holder's own are older than that by the
+   * time its lease lapsed (two thirds of a lease at least, as it renewed every third).
+   */
+  private async adopt(lease: SessionLease): Promise<void> {
+    const grace = Math.min(UNFINISHED_GRACE_MS, Math.floor(this.o.leaseTtlMs / 2));
+    const lost = await this.o.coordination.claimUnfinishedOf(lease, grace).catch((err: Error) => {
+      this.o.log.warn({ sessionKey: lease.sessionKey, err: err.message }, "the unfinished messages of a session taken over could not be claimed");
+      return [];
+    });
+    for (const { traceId, value } of lost) {
+      try {
+        await this.pickUp(traceId, value);
+      } catch (err) {
+        this.o.log.warn({ err: (err as Error).message, traceId }, "unfinished message could not be picked up");
+      }
+    }
   }
 
   /** Renews the lease while the session is drained, and passes on stop requests from other replicas. */

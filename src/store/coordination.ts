@@ -13,6 +13,8 @@ export interface SessionLease {
   sessionKey: string;
   owner: string;
   token: number;
+  /** The lease was taken over from a holder whose lease lapsed without letting go (it died, or lost touch). */
+  takenOver?: boolean;
 }
 
 /** A message waiting in its session's inbox. */
@@ -36,7 +38,7 @@ export interface Coordination {
   push(envelope: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ id: number; ahead: number }>;
   /** Messages waiting in a session's inbox. */
   waiting(sessionKey: string): Promise<number>;
-  /** Takes the oldest message of the session's inbox, if the lease is still ours. */
+  /** Takes the oldest message of the session's inbox (by the time it was accepted), if the lease is still ours. */
   take(lease: SessionLease): Promise<InboxItem | undefined>;
 
   /** Takes a session's lease with a new token, unless another replica holds a live one. */
@@ -66,6 +68,11 @@ export interface Coordination {
    * their first checkpoint.
    */
   claimUnfinished(graceMs: number, channels: string[]): Promise<Unfinished[]>;
+  /**
+   * The same for one session whose lease this replica holds (`lease`, still live), oldest first:
+   * what the holder it was taken over from had accepted and not finished.
+   */
+  claimUnfinishedOf(lease: SessionLease, graceMs: number): Promise<Unfinished[]>;
 
   /** Takes or renews a named lease (e.g. `discord-gateway`); true while this replica holds it. */
   holdNamed(name: string, ttlMs: number): Promise<boolean>;

@@ -99,7 +99,7 @@ class PostgresCoordination implements Coordination {
       `DELETE FROM inbox WHERE id = (
          SELECT i.id FROM inbox i WHERE i.session_key = $1
            AND EXISTS (SELECT 1 FROM session_leases l WHERE l.session_key = $1 AND l.token = $2 AND l.expires_at > ${NOW})
-         ORDER BY i.id LIMIT 1 FOR UPDATE SKIP LOCKED
+         ORDER BY i.accepted_at, i.id LIMIT 1 FOR UPDATE SKIP LOCKED
        ) RETURNING id, session_key, envelope, accepted_at`,
       [lease.sessionKey, lease.token],
     );
@@ -109,15 +109,17 @@ class PostgresCoordination implements Coordination {
   }
 
   async acquire(sessionKey: string, ttlMs: number): Promise<SessionLease | undefined> {
-    const { rows } = await this.#pool.query<{ token: string }>(
+    // A row left behind means its holder never let go (release deletes it): xmax is 0 only for a row just inserted.
+    const { rows } = await this.#pool.query<{ token: string; taken_over: boolean }>(
       `INSERT INTO session_leases (session_key, owner, token, expires_at) VALUES ($1, $2, nextval('lease_tokens'), ${NOW} + $3)
        ON CONFLICT (session_key) DO UPDATE
          SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at, stop_requested = false
          WHERE session_leases.expires_at <= ${NOW}
-       RETURNING token`,
+       RETURNING token, (xmax::text <> '0') AS taken_over`,
       [sessionKey, this.replicaId, ttlMs],
     );
-    return rows[0] ? { sessionKey, owner: this.replicaId, token: Number(rows[0].token) } : undefined;
+    const row = rows[0];
+    return row ? { sessionKey, owner: this.replicaId, token: Number(row.token), takenOver: row.taken_over } : undefined;
   }
 
   async renew(lease: SessionLease, ttlMs: number): Promise<boolean> {
@@ -182,6 +184,23 @@ class PostgresCoordination implements Coordination {
          )
        RETURNING k.key, k.value`,
       [graceMs, channels],
+    );
+    return rows.map((r) => ({ traceId: r.key.slice("inflight:".length), value: r.value }));
+  }
+
+  async claimUnfinishedOf(lease: SessionLease, graceMs: number): Promise<Unfinished[]> {
+    const { rows } = await this.#pool.query<{ key: string; value: string }>(
+      `WITH gone AS (
+         DELETE FROM kv k WHERE k.key LIKE 'inflight:%'
+           AND (k.value::jsonb ->> 'sessionKey') = $1
+           AND (k.value::jsonb ->> 'at')::bigint < ${NOW} - $3
+           AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.trace_id = substr(k.key, 10))
+           AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.trace_id = substr(k.key, 10))
+           AND EXISTS (SELECT 1 FROM session_leases l WHERE l.session_key = $1 AND l.token = $2 AND l.expires_at > ${NOW})
+         RETURNING k.key, k.value
+       )
+       SELECT key, value FROM gone ORDER BY (value::jsonb ->> 'at')::bigint, key`,
+      [lease.sessionKey, lease.token, graceMs],
     );
     return rows.map((r) => ({ traceId: r.key.slice("inflight:".length), value: r.value }));
   }

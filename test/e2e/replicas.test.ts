@@ -244,6 +244,30 @@ describe("several replicas on one PostgreSQL database", () => {
     expect(botTexts(message.ts).join("\n")).not.toMatch(/not finished/);
   });
 
+  it("when A dies mid-turn and a follow-up in the thread reaches B, B answers the first message before the follow-up", async () => {
+    model = await startOpenAIEmulator();
+    model.script({ hang: true });
+    routeModel(model, []);
+    const pair = await replicas(2);
+    pair[0]!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("summarize the incident") });
+    await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
+    const a = await leaseHolder(pair);
+    const b = pair.find((r) => r !== a)!;
+    a.bot.child.kill("SIGKILL");
+    await new Promise((r) => a.bot.child.once("exit", r));
+    // Sent while the dead replica's lease still runs: it waits in the thread's inbox.
+    b.use();
+    await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("and the timeline") });
+    const answers = () => botTexts(message.ts).filter((t) => /answer to: /.test(t));
+    await waitUntil(() => expect(answers()).toHaveLength(2), { timeout: 30_000 });
+    expect(answers()[0]).toMatch(/summarize the incident/);
+    expect(answers()[1]).toMatch(/and the timeline/);
+    // The follow-up's turn saw the first message and its answer.
+    const followUp = model.requests.at(-1)!.body.messages as Array<{ role: string; content: string | null }>;
+    expect(followUp.some((m) => m.role === "assistant" && m.content?.includes("summarize the incident"))).toBe(true);
+  });
+
   it("keeps one Discord gateway connection: when its holder is killed, another replica connects and answers the next mention", async () => {
     model = await startOpenAIEmulator();
     routeModel(model, []);
