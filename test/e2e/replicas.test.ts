@@ -222,7 +222,12 @@ describe("several replicas on one PostgreSQL database", () => {
     expect(botTexts(message.ts).join("\n")).toMatch(/another replica/);
   });
 
-  it("when A dies before the turn's first checkpoint, B starts the message over, answers it once, and keeps answering", async () => {
+  /**
+   * Two replicas; "summarize the incident" is posted through the first, and the replica computing its
+   * turn (usually the one the event reached, but the other one's sweep may have taken the thread
+   * first) is killed during its model request, before the turn's first checkpoint.
+   */
+  async function killedMidTurn() {
     model = await startOpenAIEmulator();
     model.script({ hang: true });
     routeModel(model, []);
@@ -230,11 +235,14 @@ describe("several replicas on one PostgreSQL database", () => {
     pair[0]!.use();
     const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("summarize the incident") });
     await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
-    // The replica computing the turn dies: usually the one the event reached, but the other one's sweep may have taken the thread first.
     const a = await leaseHolder(pair);
-    const b = pair.find((r) => r !== a)!;
     a.bot.child.kill("SIGKILL");
     await new Promise((r) => a.bot.child.once("exit", r));
+    return { message, b: pair.find((r) => r !== a)! };
+  }
+
+  it("when A dies before the turn's first checkpoint, B starts the message over, answers it once, and keeps answering", async () => {
+    const { message, b } = await killedMidTurn();
     await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/answer to: .*summarize the incident/), { timeout: 45_000 });
     expect(botTexts(message.ts).join("\n")).toMatch(/starting it over/);
     b.use();
@@ -245,17 +253,7 @@ describe("several replicas on one PostgreSQL database", () => {
   });
 
   it("when A dies mid-turn and a follow-up in the thread reaches B, B answers the first message before the follow-up", async () => {
-    model = await startOpenAIEmulator();
-    model.script({ hang: true });
-    routeModel(model, []);
-    const pair = await replicas(2);
-    pair[0]!.use();
-    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("summarize the incident") });
-    await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
-    const a = await leaseHolder(pair);
-    const b = pair.find((r) => r !== a)!;
-    a.bot.child.kill("SIGKILL");
-    await new Promise((r) => a.bot.child.once("exit", r));
+    const { message, b } = await killedMidTurn();
     // Sent while the dead replica's lease still runs: it waits in the thread's inbox.
     b.use();
     await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("and the timeline") });
