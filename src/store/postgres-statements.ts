@@ -27,7 +27,7 @@ export const AUDIT_COLUMNS = [
  */
 const AUDIT_CHAIN_LOCK_KEY = "5136427209489732675";
 
-/** The receipts columns, in the order insertReceipt takes them. */
+/** The receipts columns, in the order insertReceipts takes their arrays. */
 export const RECEIPT_COLUMNS = [
   "id", "at", "session_key", "call_id", "tool", "args_canonical", "output_hash", "mac",
 ] as const;

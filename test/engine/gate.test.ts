@@ -218,7 +218,7 @@ describe("receipts", () => {
 });
 
 describe("when receipts are stored", () => {
-  it("stores a read's receipt with the turn's next checkpoint, and another tool's with the checkpoint that records its result", async () => {
+  it("has a read's receipt stored by the turn's next checkpoint, and another tool's by the checkpoint that records its result", async () => {
     // A tool that is not replayable (so the turn saves before it runs and after its result) and
     // reports which receipts the store holds when it runs.
     let fixture: EngineFixture | undefined;
