@@ -162,5 +162,10 @@ export const BACKTICK_NOTE = "ⓘ zero-width spaces keep the backticks above apa
 
 /** sha256 of the canonical JSON of a tool name and its exact arguments. */
 export function hashCall(tool: string, args: Record<string, unknown>): string {
-  return digestOf("sha256", canonicalJson({ tool, args }), "hex");
+  return hashCanonicalCall(tool, canonicalJson(args));
+}
+
+/** `hashCall` for arguments already in canonical JSON: the same text, `{"args":…,"tool":…}`, keys in order. */
+export function hashCanonicalCall(tool: string, argsCanonical: string): string {
+  return digestOf("sha256", `{"args":${argsCanonical},"tool":${JSON.stringify(tool)}}`, "hex");
 }

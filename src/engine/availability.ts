@@ -19,6 +19,8 @@ export interface Availability {
   refusals: Map<string, { rule: string; byPolicy: boolean }>;
   /** A line for the system prompt listing deferred MCP tools, when deferred activation is on. */
   deferredPrompt?: string;
+  /** The catalog it was computed from. */
+  catalog: AnyTool[];
 }
 
 const isMcp = (tool: AnyTool) => tool.owner.startsWith("mcp:");
@@ -73,5 +75,19 @@ export function computeAvailability(exec: ResolvedExecution, state: TurnState): 
     specs: [...offered.values()].map(toolSpecOf),
     refusals,
     deferredPrompt: deferred.length ? deferredToolsPrompt(deferred) : undefined,
+    catalog: all,
   };
+}
+
+/**
+ * The availability for the turn's next request: `previous` (the turn's last one) again while
+ * nothing it was computed from changed — the same tools in the catalog, and no deferred activation
+ * (tool_search changes what a session has activated). Policy, sender and message stay for a turn.
+ */
+export function availabilityAgain(exec: ResolvedExecution, state: TurnState, previous: Availability | undefined): Availability {
+  if (previous && !exec.activation?.deferred) {
+    const all = exec.catalog();
+    if (all.length === previous.catalog.length && all.every((tool, i) => tool === previous.catalog[i])) return previous;
+  }
+  return computeAvailability(exec, state);
 }

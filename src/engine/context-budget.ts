@@ -110,9 +110,14 @@ async function loadEncoding(encoding: "o200k_base" | "cl100k_base"): Promise<Cou
 /** Per-message framing a chat template adds (role markers, separators), and per tool call. */
 const MESSAGE_OVERHEAD = 4;
 const CALL_OVERHEAD = 8;
-const REPLY_PRIMING = 3;
+export const REPLY_PRIMING = 3;
 /** Texts shorter than this are counted again rather than looked up. */
 const CACHED_FROM_CHARS = 24;
+/**
+ * With the estimate, texts up to this long are counted again too: estimating them costs less than
+ * looking them up (a text new to the process is hashed for the lookup anyway).
+ */
+const ESTIMATED_FROM_CHARS = 512;
 /** Texts up to this long are their own cache key; longer ones are keyed by a hash (the cache must stay small). */
 const KEYED_BY_TEXT_CHARS = 512;
 
@@ -139,7 +144,7 @@ export class PromptMeter {
 
   /** Tokens of a text (unscaled). */
   text(text: string): number {
-    if (text.length < CACHED_FROM_CHARS) return this.#count(text);
+    if (text.length < (this.exact ? CACHED_FROM_CHARS : ESTIMATED_FROM_CHARS)) return this.#count(text);
     const key = text.length <= KEYED_BY_TEXT_CHARS ? text : `${text.length}:${digestOf("sha1", text, "base64")}`;
     let n = this.#cache.get(key);
     if (n === undefined) {
@@ -186,6 +191,31 @@ export class PromptMeter {
       n += count;
     }
     return Math.ceil(n * this.scale);
+  }
+}
+
+/**
+ * The tokens of a list that only grows (a turn's messages, measured before each of its requests):
+ * counted on from where the last count stopped, while it is the same list on the same meter and scale.
+ */
+export class AppendedCount {
+  #list?: ChatMessage[];
+  #meter?: PromptMeter;
+  #scale = 0;
+  #counted = 0;
+  #tokens = 0;
+
+  of(meter: PromptMeter, list: ChatMessage[]): number {
+    const grown = list === this.#list && meter === this.#meter && meter.scale === this.#scale && list.length >= this.#counted;
+    if (!grown) {
+      this.#list = list;
+      this.#meter = meter;
+      this.#scale = meter.scale;
+      this.#counted = 0;
+      this.#tokens = 0;
+    }
+    for (; this.#counted < list.length; this.#counted++) this.#tokens += meter.message(list[this.#counted]!);
+    return this.#tokens;
   }
 }
 

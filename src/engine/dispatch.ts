@@ -44,13 +44,17 @@ async function runOne(exec: ResolvedExecution, state: TurnState, p: PreparedCall
   exec.observer.emit({ event: "tool.start", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, callId: p.call.id });
   const started = performance.now();
   let result: ToolResult;
+  let log: ResolvedExecution["log"] | undefined;
   try {
     result = await tool.execute(p.params, {
       signal: state.signal,
       workspace: exec.knobs.workspace,
       sessionKey: state.sessionKey,
       senderId: state.envelope.sender.id,
-      log: exec.log.child({ traceId: state.traceId, tool: tool.name }),
+      // Made when the tool first logs: most calls never do.
+      get log() {
+        return (log ??= exec.log.child({ traceId: state.traceId, tool: tool.name }));
+      },
       onProgress: (text) => state.emit({ type: "tool.progress", callId: p.call.id, tool: tool.name, text }),
       ...toolRequests(exec, state, { id: p.call.id, tool: tool.name }),
     });

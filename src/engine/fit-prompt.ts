@@ -8,7 +8,7 @@
  * turn fails with a message that says so plainly and that /new starts fresh.
  */
 import { ModelError, type ChatMessage, type ModelInfo, type ModelReply, type ToolSpec } from "../model/types.ts";
-import { budgetOf, meterFor, PromptMeter, pruneToolResults, windowTokens, type ContextBudget } from "./context-budget.ts";
+import { AppendedCount, budgetOf, meterFor, PromptMeter, pruneToolResults, REPLY_PRIMING, windowTokens, type ContextBudget } from "./context-budget.ts";
 import {
   afterCheckpoint,
   fingerprint,
@@ -83,6 +83,9 @@ export class PromptFitter {
   #setup?: Promise<Setup>;
   /** The history after the checkpoint, for the checkpoint it was found with (the history is fixed for the turn). */
   #after?: { checkpoint?: CompactionCheckpoint; rest: ChatMessage[]; covered: number };
+  #summed?: { system: ChatMessage; summary?: string; message: ChatMessage };
+  /** The turn's messages only grow from one request to the next: each is counted once. */
+  readonly #turnTokens = new AppendedCount();
 
   constructor(exec: ResolvedExecution, state: TurnState) {
     this.#exec = exec;
@@ -185,10 +188,19 @@ export class PromptFitter {
     return this.#after;
   }
 
+  /** The system message with the summary: one object per system message and summary, so it is measured once. */
+  #withSummary(system: ChatMessage, summary: string | undefined): ChatMessage {
+    const last = this.#summed;
+    if (last?.system === system && last.summary === summary) return last.message;
+    const message = withSummary(system, summary);
+    this.#summed = { system, summary, message };
+    return message;
+  }
+
   #pruned(setup: Setup, request: FitRequest, budgetTokens: number) {
-    const system = withSummary(request.system, setup.checkpoint?.summary);
+    const system = this.#withSummary(request.system, setup.checkpoint?.summary);
     const { rest } = this.#afterCheckpoint(setup);
-    const fixed = setup.meter.messages([system, ...request.turn]);
+    const fixed = REPLY_PRIMING + setup.meter.message(system) + this.#turnTokens.of(setup.meter, request.turn);
     return { system, ...pruneToolResults(rest, fixed, budgetTokens, setup.meter) };
   }
 

@@ -7,7 +7,7 @@
  * identical call later in the batch reuses the first one's decision instead of asking again.
  */
 import { canonicalJson } from "../observe/receipts.ts";
-import { hashCall } from "../approval/summary.ts";
+import { hashCanonicalCall } from "../approval/summary.ts";
 import { validateArgs } from "../tools/registry.ts";
 import type { LoopDetector } from "./loop-detector.ts";
 import type { AnyTool, ToolResult } from "../tools/tool.ts";
@@ -27,6 +27,8 @@ export interface PreparedCall {
   prompted: boolean;
   /** A note for the model from the loop detector, appended to the result. */
   loopWarning?: string;
+  /** `params` as canonical JSON, once they are final (absent in records saved before it was kept). */
+  argsCanonical?: string;
 }
 
 /** State the guards keep across the batches of one turn. */
@@ -120,7 +122,10 @@ export async function prepareCall(
   p.params = params;
   const problem = await tool.check?.(params, { workspace: exec.knobs.workspace }).catch((err: Error) => err.message);
   if (problem) return done(synthetic.invalidArgs(tool.name, problem));
-  const argsHash = hashCall(tool.name, params);
+  // The final arguments in canonical form, computed once: the call hash, the guards and the receipt use it.
+  const argsCanonical = canonicalJson(params);
+  p.argsCanonical = argsCanonical;
+  const argsHash = hashCanonicalCall(tool.name, argsCanonical);
 
   // 3.4 repeat guard: the same prompt-required call asked again after it was not approved ends the turn.
   const requirement = await requirementOf(exec, state, tool, Boolean(hooked.approvalRequired));
@@ -129,7 +134,7 @@ export async function prepareCall(
     return done(synthetic.interrupted(tool.name));
   }
   // The loop detector (§4.6) looks at the call before anyone is asked: no one approves a call it blocks.
-  const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical: canonicalJson(params) });
+  const loop = guards.loop.check({ name: tool.name, owner: tool.owner, argsCanonical });
   if (loop.level !== "ok") {
     exec.observer.emit({ event: "loop.detected", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, level: loop.level, reason: loop.reason });
   }
@@ -159,7 +164,9 @@ export function preparedAfterDecision(
   guards: TurnGuards,
   batch: BatchDecisions,
 ): PreparedCall {
-  const p: PreparedCall = { call, params: waiting.params, standing: "not-required", prompted: false, loopWarning: waiting.loopWarning };
+  const p: PreparedCall = {
+    call, params: waiting.params, standing: "not-required", prompted: false, loopWarning: waiting.loopWarning, argsCanonical: canonicalJson(waiting.params),
+  };
   return finishGate(exec, p, waiting.argsHash, gate, guards, batch);
 }
 
@@ -176,7 +183,8 @@ function finishGate(exec: ResolvedExecution, p: PreparedCall, argsHash: string, 
   p.standing = gate.standing;
 
   // 3.7 duplicate guard: identical calls in one batch run once.
-  const key = canonicalJson({ tool: p.call.name, params: p.params });
+  // canonicalJson({ tool, params }), keys in order (parked records keep these keys).
+  const key = `{"params":${p.argsCanonical ?? canonicalJson(p.params)},"tool":${JSON.stringify(p.call.name)}}`;
   const first = batch.firstOfKind[key];
   if (first && !exec.knobs.duplicateExempt.includes(p.call.name)) {
     p.result = synthetic.duplicate(p.call.name, first);

@@ -62,8 +62,11 @@ export async function recordResults(
   for (const d of dispatched) {
     let receipt: string | undefined;
     if (d.ran && d.result.success && exec.receipts) {
-      const args = d.standing === "not-required" ? d.params : { ...d.params, approved: d.standing };
-      const signed = exec.receipts.sign({ sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, output: d.result.output });
+      const plain = d.standing === "not-required";
+      const args = plain ? d.params : { ...d.params, approved: d.standing };
+      const signed = exec.receipts.sign({
+        sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, argsCanonical: plain ? d.argsCanonical : undefined, output: d.result.output,
+      });
       if (exec.receipts.show) await exec.store.saveReceipts([signed]);
       else unsaved.push(signed);
       receipt = signed.id;

@@ -13,7 +13,7 @@ import { canonicalJson } from "../observe/receipts.ts";
 import { ModelError, type ChatMessage, type ModelReply } from "../model/types.ts";
 import { withProviderFields } from "../model/provider-fields.ts";
 import { LoopDetector } from "./loop-detector.ts";
-import { computeAvailability, type Availability } from "./availability.ts";
+import { availabilityAgain, computeAvailability, type Availability } from "./availability.ts";
 import { parseToolCalls } from "./parse.ts";
 import { prepareCall, preparedAfterDecision, type TurnGuards } from "./prepare.ts";
 import { dispatchCalls } from "./dispatch.ts";
@@ -37,6 +37,18 @@ function userMessage(state: TurnState): ChatMessage {
 
 function systemMessage(exec: ResolvedExecution, deferredPrompt?: string): ChatMessage {
   return { role: "system", content: deferredPrompt ? `${exec.knobs.systemPrompt}\n\n${deferredPrompt}` : exec.knobs.systemPrompt };
+}
+
+/**
+ * The system message of a turn's requests: the same object while its text stays the same, so the
+ * prompt meter counts it once per turn (it keeps counts by message object).
+ */
+function systemMessages(exec: ResolvedExecution): (deferredPrompt?: string) => ChatMessage {
+  let last: { deferredPrompt?: string; message: ChatMessage } | undefined;
+  return (deferredPrompt) => {
+    if (!last || last.deferredPrompt !== deferredPrompt) last = { deferredPrompt, message: systemMessage(exec, deferredPrompt) };
+    return last.message;
+  };
 }
 
 /** Thrown when a replica finds at a checkpoint that another one took its session over. */
@@ -71,7 +83,9 @@ export async function resumeTurn(exec: ResolvedExecution, state: TurnState, reco
  * this turn (it was resumed from one); a new turn has none until its first checkpoint.
  */
 async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRecord, decision: ApprovalDecision | undefined, stored: boolean): Promise<TurnResult> {
-  const log = exec.log.child({ traceId: state.traceId, sessionKey: state.sessionKey });
+  // The turn's own lines are few (the cap, a failure): its child logger is made for the first.
+  let turnLog: ResolvedExecution["log"] | undefined;
+  const log = () => (turnLog ??= exec.log.child({ traceId: state.traceId, sessionKey: state.sessionKey }));
   const { newMessages } = record;
   const guards: TurnGuards = {
     unapprovedPrompts: new Set(record.guards.unapprovedPrompts),
@@ -124,7 +138,9 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     return finish({ status, text, newMessages });
   };
 
+  const system = systemMessages(exec);
   let offeredNow: Availability | undefined;
+  let offeredLast: Availability | undefined;
   try {
     await exec.activation?.restore?.(state.sessionKey);
     for (;;) {
@@ -132,13 +148,13 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
         if (state.signal.aborted) return await stopped();
         if (draining()) return await park("shutdown");
         if (record.iteration >= exec.knobs.maxIterations) break;
-        const availability = computeAvailability(exec, state);
-        offeredNow = availability;
+        const availability = availabilityAgain(exec, state, offeredLast);
+        offeredNow = offeredLast = availability;
         const iteration = record.iteration;
         exec.observer.emit({ event: "model.request", traceId: state.traceId, sessionKey: state.sessionKey, iteration, tools: availability.specs.length });
         const asked = performance.now();
         const reply: ModelReply = await fitter.complete({
-          system: systemMessage(exec, availability.deferredPrompt),
+          system: system(availability.deferredPrompt),
           turn: newMessages,
           tools: availability.specs,
           signal: state.signal,
@@ -192,7 +208,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
       if (!dispatched) return await park("shutdown");
       if (state.signal.aborted && draining()) return await park("shutdown", false);
       for (const d of dispatched) {
-        if (d.ran) guards.loop.record({ name: d.call.name, argsCanonical: canonicalJson(d.params) }, d.result.output ?? "");
+        if (d.ran) guards.loop.record({ name: d.call.name, argsCanonical: d.argsCanonical ?? canonicalJson(d.params) }, d.result.output ?? "");
       }
       const results = await recordResults(exec, state, dispatched, unsaved);
       newMessages.push(batch.assistant, ...results);
@@ -206,7 +222,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
       if (!dispatched.every((d) => availability.offered.get(d.call.name)?.replayable === true)) await save();
     }
 
-    log.info({ maxIterations: exec.knobs.maxIterations }, "iteration cap reached; asking for a summary");
+    log().info({ maxIterations: exec.knobs.maxIterations }, "iteration cap reached; asking for a summary");
     state.emit({ type: "notice", text: `⚠️ Reached the limit of ${exec.knobs.maxIterations} steps; summarizing.` });
     const summary = await fitter.complete({
       system: systemMessage(exec),
@@ -219,7 +235,7 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
     if (err instanceof LeaseLostError) throw err;
     if (state.signal.aborted) return stopped();
     const message = err instanceof ModelError ? err.message : "an internal error stopped this request";
-    log.error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn failed");
+    log().error({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, "turn failed");
     newMessages.push({ role: "assistant", content: `(This request failed: ${message})` });
     return finish({ status: "failed", text: message, error: message, newMessages });
   }

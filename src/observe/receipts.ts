@@ -72,9 +72,9 @@ function macFor(key: Buffer, tool: string, argsCanonical: string, hash: string, 
   return createHmac("sha256", key).update(message).digest("hex");
 }
 
-/** Signs one successful execution. */
-export function signReceipt(key: Buffer, input: ReceiptSubject & { at: number }): SignedReceipt {
-  const argsCanonical = canonicalJson(input.args);
+/** Signs one successful execution; `argsCanonical`, when given, is `canonicalJson(args)` computed already. */
+export function signReceipt(key: Buffer, input: ReceiptSubject & { at: number; argsCanonical?: string }): SignedReceipt {
+  const argsCanonical = input.argsCanonical ?? canonicalJson(input.args);
   const hash = outputHash(input.output);
   return { mac: macFor(key, input.tool, argsCanonical, hash, input.at), argsCanonical, outputHash: hash, at: input.at };
 }

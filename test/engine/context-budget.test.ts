@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import type { ChatMessage } from "../../src/model/types.ts";
-import { budgetOf, encodingFor, estimateTokens, meterFor, pruneToolResults, PromptMeter, windowTokens } from "../../src/engine/context-budget.ts";
+import { AppendedCount, budgetOf, encodingFor, estimateTokens, meterFor, pruneToolResults, PromptMeter, REPLY_PRIMING, windowTokens } from "../../src/engine/context-budget.ts";
 import { afterCheckpoint, contextStatus, fingerprint, loadCheckpoint, saveGauge, turnStarts, type CompactionCheckpoint } from "../../src/engine/compaction.ts";
 import { openSqliteStore } from "../../src/store/sqlite-store.ts";
 import { tempDataDir } from "../store/temp-dir.ts";
@@ -45,6 +45,28 @@ describe("the context budget", () => {
       "这是一个测试。我们需要估计中文文本的标记数量。".repeat(50),
     ];
     for (const text of samples) expect(estimateTokens(text)).toBeGreaterThanOrEqual(o200k(text));
+  });
+});
+
+describe("counting a turn's messages before each request", () => {
+  it("gives what counting them all again gives, as the turn grows, after a rescale and for another list", () => {
+    const meter = new PromptMeter(undefined);
+    const count = new AppendedCount();
+    const turn: ChatMessage[] = [{ role: "user", content: "what is in the folder and what time is it?" }];
+    const full = (list: ChatMessage[]) => meter.messages(list) - REPLY_PRIMING;
+    expect(count.of(meter, turn)).toBe(full(turn));
+    for (let i = 0; i < 5; i++) {
+      turn.push(
+        { role: "assistant", content: null, tool_calls: [{ id: `c${i}`, type: "function", function: { name: "list_files", arguments: `{"path":"dir${i}"}` } }] },
+        { role: "tool", tool_call_id: `c${i}`, content: `file-${i}.txt\n`.repeat(20 * (i + 1)) },
+      );
+      expect(count.of(meter, turn)).toBe(full(turn));
+    }
+    meter.scale = 1.2;
+    expect(count.of(meter, turn)).toBe(full(turn));
+    const summary = [...turn, { role: "user", content: "summarize" } as ChatMessage];
+    expect(count.of(meter, summary)).toBe(full(summary));
+    expect(count.of(meter, summary)).toBeGreaterThan(full(turn));
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { engineFixture, lastToolResult, probeTool, toolMessages, type EngineFixture } from "./fixture.ts";
+import type { AnyTool } from "../../src/tools/tool.ts";
 
 let fx: EngineFixture;
 afterEach(async () => fx?.close());
@@ -22,6 +23,33 @@ describe("the turn loop", () => {
     expect(lines).toEqual(["current_time", "list_files"]);
     // History: user, assistant(call), tool, assistant(call), tool, assistant(text) — no orphaned call.
     expect(outcome.newMessages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
+  });
+
+  it("offers the tools the catalog has at each request: one that joins mid-turn is offered next, one that left is not run", async () => {
+    const joining = probeTool("joining_probe");
+    const leaving = probeTool("leaving_probe");
+    const catalog: AnyTool[] = [];
+    // Stands for an MCP server connecting and another one going away while the turn runs.
+    const changer = probeTool("changer", { output: () => { catalog.push(joining.tool); catalog.splice(catalog.indexOf(leaving.tool), 1); return "changed"; } });
+    fx = await engineFixture({ tools: [changer.tool, leaving.tool], policy: { profile: "full" } });
+    const tools = fx.exec.catalog();
+    catalog.push(...tools);
+    fx.exec.catalog = () => [...catalog];
+    fx.emu.script(
+      { toolCalls: [{ name: "changer", arguments: "{}" }] },
+      { toolCalls: [{ name: "joining_probe", arguments: '{"value":"x"}' }, { name: "leaving_probe", arguments: '{"value":"y"}' }] },
+      { text: "done" },
+    );
+    const { outcome } = await fx.turn("change the tools");
+    expect(outcome.status).toBe("done");
+    const offered = (i: number) => ((fx.emu.requests[i]!.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(offered(0)).toContain("leaving_probe");
+    expect(offered(0)).not.toContain("joining_probe");
+    expect(offered(1)).toContain("joining_probe");
+    expect(offered(1)).not.toContain("leaving_probe");
+    expect(joining.calls).toEqual([{ value: "x" }]);
+    expect(leaving.calls).toEqual([]);
+    expect(toolMessages(fx.emu.requests[2]!.body).at(-1)!.content).toMatch(/leaving_probe/);
   });
 
   it("keeps the model's order of results when calls run in parallel", async () => {
