@@ -3,7 +3,8 @@
  * run through the full engine — `runTurn` (src/engine/turn.ts) with a ResolvedExecution built as the
  * composition root builds it: config from loadConfig (defaults), the real SQLite store in a temp
  * folder, HookRegistry with the config's hooks, the observer over the pino logger (with redaction and
- * the secret scrubber) writing to the rotating log file, receipts signed and stored — against the same
+ * the secret scrubber) writing to the rotating log file through the line batcher, as src/main.ts
+ * composes it, receipts signed and stored — against the same
  * turn through a bare loop: the same model client (src/model/openai-client.ts) against the same
  * OpenAI emulator, offering the same tool specs, calling the same tool's `execute` directly and
  * appending messages. Both run in this process, one turn at a time, in alternating rounds.
@@ -34,6 +35,7 @@ import { HookRegistry, registerConfigHooks } from "../src/policy/hooks.ts";
 import { createObserver } from "../src/observe/observer.ts";
 import { createLogger, silentLogger } from "../src/observe/logger.ts";
 import { openRotatingLog } from "../src/observe/log-files.ts";
+import { batchedLog } from "../src/observe/log-batch.ts";
 import { createReceiptSigner } from "../src/observe/receipt-signer.ts";
 import { runTurn } from "../src/engine/turn.ts";
 import type { ResolvedExecution, TurnState } from "../src/engine/types.ts";
@@ -106,7 +108,7 @@ async function engineSetup(name: string, lean: boolean): Promise<Setup> {
   mkdirSync(config.workspace!, { recursive: true });
   const log = lean
     ? silentLogger()
-    : createLogger({ level: LOG_LEVEL, secrets: configSecrets(config), destinations: [openRotatingLog(config.dataDir)] });
+    : createLogger({ level: LOG_LEVEL, secrets: configSecrets(config), destinations: [batchedLog([openRotatingLog(config.dataDir)])] });
   const observer = createObserver(log);
   const store = await openSqliteStore({ dataDir: config.dataDir });
   const hooks = new HookRegistry({ log });
