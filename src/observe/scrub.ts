@@ -14,6 +14,8 @@ export function registerSecret(value: string | undefined): void {
   if (value.length >= 12 || (value.length >= 8 && /\d/.test(value) && /[A-Za-z]/.test(value))) registered.add(value);
 }
 
+const DISCORD_TOKEN = /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g; // Discord bot tokens
+
 const TOKEN_SHAPES: RegExp[] = [
   /\bxox[a-z]{1,2}-[A-Za-z0-9-]{8,}/g, // Slack bot, user, refresh and config tokens
   /\bxoxe\.xox[a-z]-[A-Za-z0-9-]{8,}/g, // Slack rotating tokens
@@ -27,11 +29,29 @@ const TOKEN_SHAPES: RegExp[] = [
   /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style keys
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens
   /(?<!\d)\d{6,12}:(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[\w-]{30,36}(?![\w-])/g, // Telegram bot tokens (also inside /bot<token>/ URLs)
-  /\b[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}\b/g, // Discord bot tokens
+  DISCORD_TOKEN,
 ];
 
-/** One scan that finds whether any token shape is there at all (most text has none). */
-const ANY_TOKEN_SHAPE = new RegExp(TOKEN_SHAPES.map((shape) => shape.source).join("|"));
+/**
+ * One scan that finds whether any token shape is there at all (most text has none). The Discord
+ * shape starts with a character class, not a word, so a regex tries it at every position: it is
+ * looked for only where a dot follows a long enough run of token characters.
+ */
+const ANY_TOKEN_SHAPE = new RegExp(TOKEN_SHAPES.filter((shape) => shape !== DISCORD_TOKEN).map((shape) => shape.source).join("|"));
+
+/** Whether some dot in `text` follows at least 23 token characters (as a Discord token's first dot does). */
+function mayHoldDiscordToken(text: string): boolean {
+  for (let dot = text.indexOf(".", 23); dot >= 0; dot = text.indexOf(".", dot + 1)) {
+    let run = 0;
+    while (run < 23 && isTokenChar(text.charCodeAt(dot - 1 - run))) run++;
+    if (run === 23) return true;
+  }
+  return false;
+}
+
+function isTokenChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 45;
+}
 
 /** A name that ends in a secret word: PGPASSWORD, api_key, GITHUB_TOKEN, client-secret (not "max_tokens"). */
 const SECRET_NAME = "[A-Za-z0-9_-]*(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)";
@@ -89,7 +109,7 @@ export function scrubSecrets(text: string): string {
   for (const secret of registered) {
     if (out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
-  if (ANY_TOKEN_SHAPE.test(out)) for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
+  if (ANY_TOKEN_SHAPE.test(out) || mayHoldDiscordToken(out)) for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
   if (NAMED_HINT.test(out)) {
     for (const [pattern, replace] of NAMED_SECRETS) out = out.replace(pattern, replace as (m: string, ...g: string[]) => string);
   }

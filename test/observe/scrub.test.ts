@@ -16,6 +16,10 @@ describe("scrubbing secrets from text", () => {
       ["pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz here", "pat [redacted] here"],
       ["aws AKIAIOSFODNN7EXAMPLE key", "aws [redacted] key"],
       ["refresh xoxe-1-My0xLTEyMzQ1Njc4OTAxMi1hYmNkZWY", "refresh [redacted]"],
+      // Discord bot tokens: at the very start, inside JSON, and after another dot.
+      ["MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123", "[redacted]"],
+      ['{"x":"MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123"}', '{"x":"[redacted]"}'],
+      ["v1.2 then MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123.", "v1.2 then [redacted]."],
     ];
     for (const [input, expected] of cases) expect(scrubSecrets(input)).toBe(expected);
   });
