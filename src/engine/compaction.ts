@@ -81,9 +81,10 @@ export function lastSavedGauge(store: Store, sessionKey: string): { usedTokens: 
   return savedGaugesOf(store).get(sessionKey);
 }
 
+/** Keeps the gauge for /status: written with others a moment later (Store.setValueSoon), not by the turn itself. */
 export async function saveGauge(store: Store, sessionKey: string, gauge: Omit<ContextGauge, "version">): Promise<void> {
   savedGaugesOf(store).set(sessionKey, { usedTokens: gauge.usedTokens, compactions: gauge.compactions });
-  await store.setValue(`${GAUGE}${sessionKey}`, JSON.stringify({ version: 1, ...gauge }));
+  await store.setValueSoon(`${GAUGE}${sessionKey}`, JSON.stringify({ version: 1, ...gauge }));
 }
 
 /** Asks for a compaction before the session's next model request (`/compact`). */

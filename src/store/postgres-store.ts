@@ -351,6 +351,11 @@ class PostgresStore implements Store {
     await this.#run(PG.setValue, [key, value]);
   }
 
+  /** Written at once: other replicas read such values (the gauge for /status) from the database. */
+  async setValueSoon(key: string, value: string): Promise<void> {
+    await this.setValue(key, value);
+  }
+
   async listValues(prefix: string): Promise<Array<{ key: string; value: string }>> {
     return (await this.#rows<{ key: string; value: string }>(PG.listValues, [prefix])).map((r) => ({ key: r.key, value: r.value }));
   }

@@ -17,8 +17,10 @@ import {
 } from "./rows.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 import { alwaysFromRow, alwaysValues, type AlwaysRow } from "./always-rows.ts";
-import type {
-  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn, TurnEnd,
+import {
+  VALUE_SOON_MS,
+  type AlwaysRule, type RememberAlwaysOptions, type ApprovalState, type ApprovalVote, type AuditEntry, type LoggedAuditEntry, type PendingApprovalRecord,
+  type ReceiptRecord, type SessionInfo, type Store, type StoredTurn, type TurnEnd,
 } from "./store.ts";
 
 /** Where the store lives: a data folder (the file is created inside it), or memory for tests. */
@@ -83,6 +85,9 @@ class SqliteStore implements Store {
   readonly #now: () => number;
   readonly #history: HistoryCache;
   #lastSeenPurge = Number.NEGATIVE_INFINITY;
+  /** Values given to setValueSoon, not written yet. */
+  readonly #soon = new Map<string, string>();
+  #soonTimer: NodeJS.Timeout | undefined;
 
   constructor(db: DatabaseSync, statements: Statements, now: () => number) {
     this.#db = db;
@@ -116,6 +121,7 @@ class SqliteStore implements Store {
       this.#q.deleteTurn.run({ turn_id: end.turnId });
       if (end.mark) this.#q.setValue.run({ key: end.mark.key, value: end.mark.value });
     });
+    if (end.mark) this.#soon.delete(end.mark.key);
     if (end.messages.length) this.#history.appended(end.sessionKey, end.messages);
   }
 
@@ -309,24 +315,55 @@ class SqliteStore implements Store {
   }
 
   async getValue(key: string): Promise<string | undefined> {
+    const waiting = this.#soon.get(key);
+    if (waiting !== undefined) return waiting;
     const row = this.#q.getValue.get({ key }) as { value: string } | undefined;
     return row?.value;
   }
 
   async listValues(prefix: string): Promise<Array<{ key: string; value: string }>> {
-    return this.#q.listValues.all({ prefix }) as Array<{ key: string; value: string }>;
+    const rows = this.#q.listValues.all({ prefix }) as Array<{ key: string; value: string }>;
+    if (this.#soon.size === 0) return rows;
+    const values = new Map(rows.map((r) => [r.key, r.value]));
+    for (const [key, value] of this.#soon) if (key.startsWith(prefix)) values.set(key, value);
+    return [...values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, value]) => ({ key, value }));
   }
 
   async deleteValue(key: string): Promise<void> {
+    this.#soon.delete(key);
     this.#q.deleteValue.run({ key });
   }
 
   async setValue(key: string, value: string): Promise<void> {
+    this.#soon.delete(key);
     this.#q.setValue.run({ key, value });
   }
 
+  async setValueSoon(key: string, value: string): Promise<void> {
+    this.#soon.set(key, value);
+    this.#soonTimer ??= setTimeout(() => this.#writeSoon(), VALUE_SOON_MS).unref();
+  }
+
+  /** Writes the values waiting from setValueSoon, in one transaction. */
+  #writeSoon(): void {
+    clearTimeout(this.#soonTimer);
+    this.#soonTimer = undefined;
+    if (this.#soon.size === 0 || !this.#db.isOpen) return;
+    const values = [...this.#soon];
+    this.#soon.clear();
+    try {
+      this.#transaction(() => {
+        for (const [key, value] of values) this.#q.setValue.run({ key, value });
+      });
+    } catch {
+      // They may be lost (see Store.setValueSoon); what asked for them writes them again later.
+    }
+  }
+
   async close(): Promise<void> {
-    if (this.#db.isOpen) this.#db.close();
+    if (!this.#db.isOpen) return;
+    this.#writeSoon();
+    this.#db.close();
   }
 
   #transaction(work: () => void): void {

@@ -182,6 +182,9 @@ export interface TurnEnd {
   receipts?: ReceiptRecord[];
 }
 
+/** How long a value given to `Store.setValueSoon` may wait before it is written. */
+export const VALUE_SOON_MS = 1000;
+
 export interface Store {
   /** Appends messages to a session's current history (creating the session). */
   appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void>;
@@ -276,6 +279,13 @@ export interface Store {
   /** Small named values (Telegram update offset, …). */
   getValue(key: string): Promise<string | undefined>;
   setValue(key: string, value: string): Promise<void>;
+  /**
+   * `setValue` for a value that may reach the disk a moment later (the context gauge /status shows):
+   * such values are written together, in one transaction, within VALUE_SOON_MS, and at `close()`.
+   * This process reads it back at once; a crash can lose the last ones. A later `setValue` or
+   * `deleteValue` of the key wins over one still waiting.
+   */
+  setValueSoon(key: string, value: string): Promise<void>;
   /** Every value whose key starts with `prefix`, by key. */
   listValues(prefix: string): Promise<Array<{ key: string; value: string }>>;
   deleteValue(key: string): Promise<void>;

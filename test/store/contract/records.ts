@@ -1,6 +1,6 @@
 /** Contract: audit log, receipts, turn records and named values. */
 import { describe, expect, it } from "vitest";
-import type { ReceiptRecord, StoredTurn } from "../../../src/store/store.ts";
+import { VALUE_SOON_MS, type ReceiptRecord, type StoredTurn } from "../../../src/store/store.ts";
 import { openFresh, type StoreHarness } from "./harness.ts";
 
 const receipt: ReceiptRecord = {
@@ -212,6 +212,27 @@ export function describeRecordsContract(harness: StoreHarness): void {
       const store = await harness.open(location);
       expect(await store.getValue("telegram.offset")).toBe("101");
       await store.close();
+    });
+
+    it("writes a value given for soon within the delay, or at close; reads it back at once; a later write or delete wins", async () => {
+      const location = await harness.freshLocation();
+      const store = await harness.open(location);
+      const other = await harness.open(location);
+      await store.setValue("gauge:b", "old");
+      await store.setValueSoon("gauge:a", "1");
+      await store.setValueSoon("gauge:b", "2");
+      await store.setValueSoon("gauge:c", "3");
+      expect(await store.getValue("gauge:a")).toBe("1");
+      expect(await store.listValues("gauge:")).toEqual([{ key: "gauge:a", value: "1" }, { key: "gauge:b", value: "2" }, { key: "gauge:c", value: "3" }]);
+      await store.setValue("gauge:b", "later");
+      await store.deleteValue("gauge:c");
+      // Another process (a replica, the CLI) sees them once the delay is over.
+      await new Promise((r) => setTimeout(r, VALUE_SOON_MS + 400));
+      expect(await other.listValues("gauge:")).toEqual([{ key: "gauge:a", value: "1" }, { key: "gauge:b", value: "later" }]);
+      await store.setValueSoon("gauge:d", "4");
+      await store.close();
+      expect(await other.getValue("gauge:d")).toBe("4");
+      await other.close();
     });
 
     it("lists the values under a prefix by key, taking the prefix literally, and deletes one", async () => {
