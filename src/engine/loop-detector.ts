@@ -82,10 +82,10 @@ export class LoopDetector {
     return verdict;
   }
 
-  /** Records the output of a call that ran (after `check`). */
-  record(call: LoopCall, output: string): void {
+  /** Records the output of a call that ran (after `check`); `outputHash`: its sha256 hex, when the caller has it. */
+  record(call: LoopCall, output: string, outputHash?: string): void {
     if (this.ignored(call)) return;
-    const hash = digestOf("sha256", output, "hex");
+    const hash = outputHash ?? digestOf("sha256", output, "hex");
     for (let i = this.history.length - 1; i >= 0; i--) {
       const attempt = this.history[i];
       if (attempt.outputHash === undefined && same(attempt, call)) {

@@ -57,15 +57,17 @@ export async function recordResults(
   state: TurnState,
   dispatched: DispatchedCall[],
   unsaved: ReceiptRecord[],
+  /** The sha256 hex of each output, by position, where the caller has it. */
+  outputHashes: Array<string | undefined> = [],
 ): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [];
-  for (const d of dispatched) {
+  for (const [i, d] of dispatched.entries()) {
     let receipt: string | undefined;
     if (d.ran && d.result.success && exec.receipts) {
       const plain = d.standing === "not-required";
       const args = plain ? d.params : { ...d.params, approved: d.standing };
       const signed = exec.receipts.sign({
-        sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, argsCanonical: plain ? d.argsCanonical : undefined, output: d.result.output,
+        sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, argsCanonical: plain ? d.argsCanonical : undefined, output: d.result.output, outputHash: outputHashes[i],
       });
       if (exec.receipts.show) await exec.store.saveReceipts([signed]);
       else unsaved.push(signed);

@@ -9,7 +9,7 @@
  * it from the record with the decision — in this process or in one started after a restart. Each
  * step boundary (a model reply in hand, a call about to run, a batch recorded) is a checkpoint.
  */
-import { canonicalJson } from "../observe/receipts.ts";
+import { canonicalJson, outputHash } from "../observe/receipts.ts";
 import { ModelError, type ChatMessage, type ModelReply } from "../model/types.ts";
 import { withProviderFields } from "../model/provider-fields.ts";
 import { LoopDetector } from "./loop-detector.ts";
@@ -207,10 +207,12 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
       const dispatched = await dispatchCalls(exec, state, batch.prepared, (name) => availability.offered.get(name), batch.dispatch, save);
       if (!dispatched) return await park("shutdown");
       if (state.signal.aborted && draining()) return await park("shutdown", false);
-      for (const d of dispatched) {
-        if (d.ran) guards.loop.record({ name: d.call.name, argsCanonical: d.argsCanonical ?? canonicalJson(d.params) }, d.result.output ?? "");
-      }
-      const results = await recordResults(exec, state, dispatched, unsaved);
+      // Each output is hashed once: for the loop detector and for the receipt.
+      const outputHashes = dispatched.map((d) => (d.ran ? outputHash(d.result.output ?? "") : undefined));
+      dispatched.forEach((d, i) => {
+        if (d.ran) guards.loop.record({ name: d.call.name, argsCanonical: d.argsCanonical ?? canonicalJson(d.params) }, d.result.output ?? "", outputHashes[i]);
+      });
+      const results = await recordResults(exec, state, dispatched, unsaved, outputHashes);
       newMessages.push(batch.assistant, ...results);
       record.batch = undefined;
       record.iteration++;

@@ -36,7 +36,7 @@ export interface EngineKnobs {
 /** Signs successful executions (HMAC receipts); absent when receipts are disabled. */
 export interface ReceiptSigner {
   /** The receipt of one successful execution, its id included; the engine stores it (see turn.ts). */
-  sign(input: { sessionKey: string; callId: string; tool: string; args: Record<string, unknown>; argsCanonical?: string; output: string }): ReceiptRecord;
+  sign(input: { sessionKey: string; callId: string; tool: string; args: Record<string, unknown>; argsCanonical?: string; output: string; outputHash?: string }): ReceiptRecord;
   /** Show the receipt id in the tool result line. */
   show: boolean;
 }

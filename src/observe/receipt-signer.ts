@@ -12,7 +12,7 @@ export function createReceiptSigner(config: Config): ReceiptSigner {
     show: config.receipts.show,
     sign(input) {
       const at = Date.now();
-      const signed = signReceipt(key, { tool: input.tool, args: input.args, argsCanonical: input.argsCanonical, output: input.output, at });
+      const signed = signReceipt(key, { tool: input.tool, args: input.args, argsCanonical: input.argsCanonical, output: input.output, outputHash: input.outputHash, at });
       return {
         id: formatReceipt(signed), at, sessionKey: input.sessionKey, callId: input.callId, tool: input.tool,
         argsCanonical: signed.argsCanonical, outputHash: signed.outputHash, mac: signed.mac,

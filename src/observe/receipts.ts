@@ -72,10 +72,13 @@ function macFor(key: Buffer, tool: string, argsCanonical: string, hash: string, 
   return createHmac("sha256", key).update(message).digest("hex");
 }
 
-/** Signs one successful execution; `argsCanonical`, when given, is `canonicalJson(args)` computed already. */
-export function signReceipt(key: Buffer, input: ReceiptSubject & { at: number; argsCanonical?: string }): SignedReceipt {
+/**
+ * Signs one successful execution. `argsCanonical` and `outputHash`, when given, are
+ * `canonicalJson(args)` and `outputHash(output)` computed already.
+ */
+export function signReceipt(key: Buffer, input: ReceiptSubject & { at: number; argsCanonical?: string; outputHash?: string }): SignedReceipt {
   const argsCanonical = input.argsCanonical ?? canonicalJson(input.args);
-  const hash = outputHash(input.output);
+  const hash = input.outputHash ?? outputHash(input.output);
   return { mac: macFor(key, input.tool, argsCanonical, hash, input.at), argsCanonical, outputHash: hash, at: input.at };
 }
 
