@@ -356,7 +356,7 @@ class SqliteStore implements Store {
         for (const [key, value] of values) this.#q.setValue.run({ key, value });
       });
     } catch {
-      // They may be lost (see Store.setValueSoon); what asked for them writes them again later.
+      // Lost, as Store.setValueSoon allows: such values are written again when they next change.
     }
   }
 
