@@ -113,6 +113,10 @@ export class StatusMessage implements TaskProgress {
 
   async snapshot(): Promise<string | undefined> {
     await this.posting;
+    return this.snapshotNow();
+  }
+
+  snapshotNow(): string | undefined {
     if (this.phase !== "posted" || !this.messageId) return undefined;
     const snapshot: StatusSnapshot = { version: 1, messageId: this.messageId, startedAt: this.startedAt, entries: this.entries, tally: this.tally };
     return JSON.stringify(snapshot);

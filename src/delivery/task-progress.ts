@@ -27,6 +27,11 @@ export interface TaskProgress {
    * continues in the same message.
    */
   snapshot?(): Promise<string | undefined>;
+  /**
+   * `snapshot` as things stand, without waiting: the lines so far, whether or not their last edit
+   * is out yet; undefined while the status message is not posted.
+   */
+  snapshotNow?(): string | undefined;
 }
 
 /** `lines`: each progress line goes to the thread's queue, which posts lines that pile up together. */

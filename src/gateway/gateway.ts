@@ -27,7 +27,7 @@ import { ButtonRoutes } from "./button-routes.ts";
 import { ChatQuestions } from "./chat-questions.ts";
 import { ALWAYS_BUTTON_KIND, alwaysList, revokeFromList } from "./always-list.ts";
 import { TurnDriver } from "./turn-driver.ts";
-import { closeLeftProgress, envelopeOf, INFLIGHT, inflightRecord, readInflight, RESTARTED_NOTICE, TASK_PROGRESS, type InflightRecord } from "./inflight.ts";
+import { closeLeftProgress, envelopeOf, INFLIGHT, inflightRecord, postLeftAnswer, readInflight, RESTARTED_NOTICE, TASK_PROGRESS, type InflightRecord } from "./inflight.ts";
 import { ReplicaSessions } from "./replica-sessions.ts";
 import type { Coordination } from "../store/coordination.ts";
 
@@ -369,12 +369,11 @@ export class Gateway {
   private async postAnswer(traceId: string, record: InflightRecord): Promise<void> {
     this.o.observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
     try {
-      await this.o.delivery.send(record.replyTo, record.answer!, "reply", traceId);
+      await postLeftAnswer(this.o, record, traceId);
     } catch (err) {
       this.o.log.error({ traceId, err: (err as Error).message }, "reply could not be delivered");
     }
     await this.o.store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
-    await this.o.store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
   }
 
   /** Approval clicks: the control lane — never behind a turn. */

@@ -13,6 +13,7 @@
 import { parseEnvelope, type IngressEnvelope } from "../envelope.ts";
 import type { Delivery } from "../delivery/delivery.ts";
 import type { Store } from "../store/store.ts";
+import type { TurnStatus } from "../engine/types.ts";
 
 export const INFLIGHT = "inflight:";
 
@@ -39,6 +40,9 @@ export interface InflightRecord {
   restarted?: boolean;
   /** The answer, once the turn has finished. */
   answer?: string;
+  /** How the turn ended, and its status message as it stood then (TaskProgress.snapshotNow), with the answer. */
+  status?: TurnStatus;
+  progress?: string;
 }
 
 /** The record of a message accepted at `at`. */
@@ -46,9 +50,22 @@ export function inflightRecord(env: IngressEnvelope, sessionKey: string, at: num
   return { ...namedRecord(env, sessionKey, at), envelope: env };
 }
 
-/** The record of a message whose turn finished with `answer`: what the next start needs to post it. */
-export function answeredRecord(env: IngressEnvelope, sessionKey: string, at: number, answer: string): InflightRecord {
-  return { ...namedRecord(env, sessionKey, at), answer };
+/**
+ * The record of a message whose turn finished with `answer`: what the next start needs to post it,
+ * and to finish the status message (`progress`) whose last edit may not have been out.
+ */
+export function answeredRecord(env: IngressEnvelope, sessionKey: string, at: number, answer: string, status?: TurnStatus, progress?: string): InflightRecord {
+  return { ...namedRecord(env, sessionKey, at), answer, status, progress };
+}
+
+/**
+ * Posts the answer of a turn that finished just before the previous process stopped, then finishes
+ * the status message it left (as the turn did: the answer first, the summary in the next edit).
+ */
+export async function postLeftAnswer(deps: { store: Store; delivery: Delivery }, record: InflightRecord, traceId: string): Promise<void> {
+  await deps.delivery.send(record.replyTo, record.answer!, "reply", traceId);
+  await deps.store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
+  if (record.progress !== undefined) await deps.delivery.taskProgress(record.replyTo, traceId, record.progress).finish(record.status ?? "done");
 }
 
 function namedRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {

@@ -19,7 +19,7 @@ import type { Store } from "../store/store.ts";
 import type { SessionLanes } from "./lanes.ts";
 import type { TurnDriver } from "./turn-driver.ts";
 import type { ChannelRuntime } from "./gateway.ts";
-import { closeLeftProgress, envelopeOf, INFLIGHT, neverStartOver, readInflight, RESTARTED_NOTICE, TASK_PROGRESS } from "./inflight.ts";
+import { closeLeftProgress, envelopeOf, INFLIGHT, neverStartOver, postLeftAnswer, readInflight, RESTARTED_NOTICE, TASK_PROGRESS } from "./inflight.ts";
 
 export interface ReplicaSessionsOptions {
   coordination: Coordination;
@@ -341,8 +341,7 @@ export class ReplicaSessions {
     if (!record) throw new Error("its record is unreadable");
     if (record.answer !== undefined) {
       observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
-      await delivery.send(record.replyTo, record.answer, "reply", traceId);
-      await store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
+      await postLeftAnswer({ store, delivery }, record, traceId);
       return;
     }
     const env = record.restarted ? undefined : envelopeOf(record, traceId);

@@ -247,6 +247,9 @@ export class TurnDriver {
         result = await computing(async () => resumeTurn(runtime.exec, stateWith(await history()), record, decision));
       }
       options.computed?.();
+      // The status message as the turn ends goes into the answered mark: a restart before its last
+      // edit is out finishes it (postLeftAnswer).
+      const shownAtEnd = progress.snapshotNow?.();
       forgetProgress();
       if (running.discard) {
         void progress.finish("cancelled");
@@ -260,7 +263,7 @@ export class TurnDriver {
         result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
       // The history, the end of the turn's record and the answer kept for a restart, in one write:
       // a crash before the answer is out then posts it at the next start, never runs the turn again.
-      const mark = answeredRecord(env, sessionKey, acceptedAt, text);
+      const mark = answeredRecord(env, sessionKey, acceptedAt, text, result.status, shownAtEnd);
       await store.finishTurn({
         sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) }, receipts: result.receipts,
       });

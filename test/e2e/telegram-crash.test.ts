@@ -244,6 +244,55 @@ describe("a crash while a message is being answered", () => {
     rmSync(first.dataDir, { recursive: true, force: true });
   });
 
+  it("a status message left unfinished by a SIGKILL while the platform held the answer back is finished after the restart, beside the answer", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    // The fetch answers when the test says so: by then the status message is posted.
+    let release = () => {};
+    const slow = createServer((_req, res) => void (release = () => res.end("the report")));
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/report`;
+    model.script({ toolCalls: [{ name: "http_fetch", arguments: JSON.stringify({ url }) }] }, { text: "the report is in" });
+    const dir = mkdtempSync(path.join(tmpdir(), "gh-e2e-held-"));
+    const config = path.join(dir, "gatehouse.json");
+    writeFileSync(config, JSON.stringify({ http: { allowHosts: ["127.0.0.1"] } }));
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL, GATEHOUSE_CONFIG: config };
+    try {
+      const first = startBotProcess(env, { dataDir: dir, keepDataDir: true });
+      bots.push(first);
+      await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+      await telegram.userMessage({ text: "fetch the report", from: { id: 6767 } }).delivered;
+      await waitUntil(() => expect(telegram.botMessages(6767).some((m) => /⏳ http_fetch/.test(m.text ?? ""))).toBe(true), { timeout: 10_000 });
+      const status = telegram.botMessages(6767).find((m) => /http_fetch/.test(m.text ?? ""))!;
+      // The status message's next edit gets an hour's wait for the chat, which holds the answer back too.
+      telegram.failNext("editMessageText", { status: 429, retryAfter: 3600 }, 1);
+      release();
+      await waitUntil(() => expect(model.requests.length).toBe(2), { timeout: 10_000 });
+      // A moment for the turn to end (history and answer stored together).
+      await new Promise((r) => setTimeout(r, 500));
+      expect(telegram.callsOf("editMessageText")).toHaveLength(1);
+      expect(telegram.botMessages(6767).map((m) => m.text)).not.toContain("the report is in");
+      first.child.kill("SIGKILL");
+      await new Promise((r) => first.child.once("exit", r));
+
+      const second = startBotProcess(env, { dataDir: dir, keepDataDir: true });
+      bots.push(second);
+      const texts = () => telegram.botMessages(6767).map((m) => m.text ?? "");
+      await waitUntil(() => expect(texts()).toContain("the report is in"), { timeout: 15_000 });
+      // The turn ended before the kill: its status message is finished as it ended, not cut off.
+      await waitUntil(() => expect(telegram.botMessages(6767).find((m) => m.message_id === status.message_id)!.text).toMatch(/1 step in/), { timeout: 10_000 });
+      const finished = telegram.botMessages(6767).find((m) => m.message_id === status.message_id)!.text!;
+      expect(finished).toMatch(/✅ http_fetch/);
+      expect(finished).not.toMatch(/⏳|not finished|Stopped/);
+      expect(texts().filter((t) => t === "the report is in")).toHaveLength(1);
+      expect(model.requests).toHaveLength(2);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a message cut off by a second crash is reported as not finished instead of starting a third time", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
