@@ -19,6 +19,14 @@ afterEach(async () => {
   await model?.close();
 });
 
+/** A data folder whose config lets http_fetch reach 127.0.0.1 without a card, and the env of a bot kept there. */
+function fetchingBot(prefix: string, http: Record<string, unknown> = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const config = path.join(dir, "gatehouse.json");
+  writeFileSync(config, JSON.stringify({ http: { allowHosts: ["127.0.0.1"], ...http } }));
+  return { dir, env: { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL, GATEHOUSE_CONFIG: config } };
+}
+
 describe("a crash while an approval waits", () => {
   for (const signal of ["SIGKILL", "SIGTERM"] as const) {
     it(`after ${signal} and a restart, a click on the old card runs the tool once and the answer lands in the chat`, async () => {
@@ -129,10 +137,7 @@ describe("a crash while a message is being answered", () => {
     await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/report`;
     model.script({ toolCalls: [{ name: "http_fetch", arguments: JSON.stringify({ url }) }] }, { text: "the fetch did not finish" });
-    const dir = mkdtempSync(path.join(tmpdir(), "gh-e2e-kill-"));
-    const config = path.join(dir, "gatehouse.json");
-    writeFileSync(config, JSON.stringify({ http: { allowHosts: ["127.0.0.1"], timeoutMs: 60_000 } }));
-    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL, GATEHOUSE_CONFIG: config };
+    const { dir, env } = fetchingBot("gh-e2e-kill-", { timeoutMs: 60_000 });
     try {
       const first = startBotProcess(env, { dataDir: dir, keepDataDir: true });
       bots.push(first);
@@ -253,10 +258,7 @@ describe("a crash while a message is being answered", () => {
     await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/report`;
     model.script({ toolCalls: [{ name: "http_fetch", arguments: JSON.stringify({ url }) }] }, { text: "the report is in" });
-    const dir = mkdtempSync(path.join(tmpdir(), "gh-e2e-held-"));
-    const config = path.join(dir, "gatehouse.json");
-    writeFileSync(config, JSON.stringify({ http: { allowHosts: ["127.0.0.1"] } }));
-    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL, GATEHOUSE_CONFIG: config };
+    const { dir, env } = fetchingBot("gh-e2e-held-");
     try {
       const first = startBotProcess(env, { dataDir: dir, keepDataDir: true });
       bots.push(first);
