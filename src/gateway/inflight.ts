@@ -61,11 +61,13 @@ export function answeredRecord(env: IngressEnvelope, sessionKey: string, at: num
 /**
  * Posts the answer of a turn that finished just before the previous process stopped, then finishes
  * the status message it left (as the turn did: the answer first, the summary in the next edit).
+ * Resolves once the answer is out: the summary goes out in its own time (a platform may hold edits
+ * back), and nothing waits for it.
  */
 export async function postLeftAnswer(deps: { store: Store; delivery: Delivery }, record: InflightRecord, traceId: string): Promise<void> {
   await deps.delivery.send(record.replyTo, record.answer!, "reply", traceId);
   await deps.store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
-  if (record.progress !== undefined) await deps.delivery.taskProgress(record.replyTo, traceId, record.progress).finish(record.status ?? "done");
+  if (record.progress !== undefined) void deps.delivery.taskProgress(record.replyTo, traceId, record.progress).finish(record.status ?? "done");
 }
 
 function namedRecord(env: IngressEnvelope, sessionKey: string, at: number): InflightRecord {
