@@ -26,7 +26,7 @@ import { answerCommand } from "./commands.ts";
 import { ButtonRoutes } from "./button-routes.ts";
 import { ChatQuestions } from "./chat-questions.ts";
 import { ALWAYS_BUTTON_KIND, alwaysList, revokeFromList } from "./always-list.ts";
-import { TurnDriver } from "./turn-driver.ts";
+import { postReply, TurnDriver } from "./turn-driver.ts";
 import { closeLeftProgress, envelopeOf, INFLIGHT, inflightRecord, postLeftAnswer, readInflight, RESTARTED_NOTICE, TASK_PROGRESS, type InflightRecord } from "./inflight.ts";
 import { ReplicaSessions } from "./replica-sessions.ts";
 import type { Coordination } from "../store/coordination.ts";
@@ -444,15 +444,8 @@ export class Gateway {
     }
   }
 
-  /** Posts a reply; false (and an error line) when the platform would not take it. */
-  private async reply(env: IngressEnvelope, text: string): Promise<boolean> {
-    try {
-      await this.o.delivery.send(env.replyTo, text, "reply", env.traceId);
-      return true;
-    } catch (err) {
-      this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
-      return false;
-    }
+  private reply(env: IngressEnvelope, text: string): Promise<boolean> {
+    return postReply(this.o, env, text);
   }
 
   /** `/always`: the remembered decisions that apply here, with Revoke buttons, as the message's reply. */

@@ -339,14 +339,18 @@ export class TurnDriver {
     });
   }
 
-  /** Posts a reply; false (and an error line) when the platform would not take it. */
-  private async answer(env: IngressEnvelope, text: string): Promise<boolean> {
-    try {
-      await this.o.delivery.send(env.replyTo, text, "reply", env.traceId);
-      return true;
-    } catch (err) {
-      this.o.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
-      return false;
-    }
+  private answer(env: IngressEnvelope, text: string): Promise<boolean> {
+    return postReply(this.o, env, text);
+  }
+}
+
+/** Posts a reply in the message's thread; false (and an error line) when the platform would not take it. */
+export async function postReply(deps: { delivery: Delivery; log: Logger }, env: IngressEnvelope, text: string): Promise<boolean> {
+  try {
+    await deps.delivery.send(env.replyTo, text, "reply", env.traceId);
+    return true;
+  } catch (err) {
+    deps.log.error({ traceId: env.traceId, err: (err as Error).message }, "reply could not be delivered");
+    return false;
   }
 }
