@@ -153,7 +153,7 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
 
   const approvals = new PendingApprovals({
     store, log, observer, timeoutMs: config.approval.timeoutMs, admins: (channel) => config.approval.approvers[channel] ?? [],
-    alwaysTtl: config.approval.alwaysTtl,
+    alwaysTtl: config.approval.alwaysTtl, now: coordination ? () => coordination.now() : undefined,
   });
 
   const pruned = await pruneSpilledOutput(path.join(config.dataDir, "spill"));

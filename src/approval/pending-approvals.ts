@@ -46,6 +46,11 @@ export interface PendingApprovalsOptions {
   admins: (channel: string) => string[];
   /** How long a remembered "Always" holds (`approval.alwaysTtl`), for the card's resolution line. */
   alwaysTtl?: string;
+  /**
+   * The clock expiries are set and checked by: with replicas the database's (Coordination.now), so
+   * that every replica expires a card at the same moment; default the local one.
+   */
+  now?: () => number;
 }
 
 const who = (p: { id?: string; name?: string }) => p.name ?? p.id ?? "someone";
@@ -87,6 +92,10 @@ export class PendingApprovals {
     this.options = options;
   }
 
+  private now(): number {
+    return this.options.now ? this.options.now() : Date.now();
+  }
+
   /**
    * Calls `fn` with every decision (click, timeout, stop) that ends a pending approval; `fn` returns
    * true when it handed the decision to the waiting turn. Otherwise the decision is kept for `claim`.
@@ -116,7 +125,7 @@ export class PendingApprovals {
   async request(req: ApprovalRequest, poster: CardPoster): Promise<ApprovalDecision | ApprovalWaiting> {
     if (req.signal.aborted) return { outcome: "cancelled", source: "cancelled" };
     const { store, timeoutMs } = this.options;
-    const now = Date.now();
+    const now = this.now();
     const id = randomBytes(9).toString("base64url");
     const set: ApproverSet = req.approvers ?? {
       rule: `approval.approvers.${req.channel}`, users: this.options.admins(req.channel), groups: [], roles: [], chatAdmins: false, selfApprove: true, quorum: 1,
@@ -189,7 +198,7 @@ export class PendingApprovals {
         continue;
       }
       const text = `⌛ Expired: the bot restarted and the task that asked is gone; ${record.tool} was not run.`;
-      if (await store.decideApproval(record.id, "expired", {}, Date.now())) {
+      if (await store.decideApproval(record.id, "expired", {}, this.now())) {
         closed++;
         await this.editCard(record, { outcome: "expired", text }).catch((err: Error) => {
           log.warn({ err: err.message, approvalId: record.id }, "stale approval card could not be updated");
@@ -215,7 +224,7 @@ export class PendingApprovals {
   }
 
   /** Expires every pending approval whose timeout passed (with replicas: one whose replica died). */
-  async expireOverdue(now = Date.now()): Promise<number> {
+  async expireOverdue(now = this.now()): Promise<number> {
     let n = 0;
     for (const record of await this.options.store.listApprovals("pending")) {
       if (record.expiresAt <= now && (await this.settle(record, "expired", {}, { outcome: "timeout", source: "timeout" }))) n++;
@@ -243,7 +252,7 @@ export class PendingApprovals {
       if (!found.cardMessageId && record.cardMessageId) void this.editCard(record, resolutionOf(record, this.options.alwaysTtl));
       return this.finalOutcome(record);
     }
-    const now = Date.now();
+    const now = this.now();
     if (now >= record.expiresAt) {
       await this.expire(record);
       return { status: "expired", message: "This approval has expired; nothing was run. Ask the bot again." };
@@ -301,7 +310,7 @@ export class PendingApprovals {
   /** One approval towards a quorum: counted once per person; the last one needed approves the call. */
   private async vote(record: PendingApprovalRecord, click: ApprovalClick, quorum: number): Promise<ApprovalClickOutcome> {
     const { store } = this.options;
-    const { added, votes } = await store.addApprovalVote(record.id, { voterId: click.actor.id, voterName: click.actor.name, at: Date.now() });
+    const { added, votes } = await store.addApprovalVote(record.id, { voterId: click.actor.id, voterName: click.actor.name, at: this.now() });
     if (!added) {
       const fresh = await store.getApproval(record.id);
       if (fresh && fresh.state !== "pending") return this.finalOutcome(fresh);
@@ -346,9 +355,9 @@ export class PendingApprovals {
   }
 
   private arm(record: PendingApprovalRecord, traceId?: string): void {
-    const delay = Math.max(0, Math.min(record.expiresAt - Date.now(), MAX_TIMER_MS));
+    const delay = Math.max(0, Math.min(record.expiresAt - this.now(), MAX_TIMER_MS));
     const timer = setTimeout(() => {
-      if (Date.now() < record.expiresAt) return this.arm(record, traceId);
+      if (this.now() < record.expiresAt) return this.arm(record, traceId);
       void this.expire(record).catch((err: Error) => this.options.log.warn({ err: err.message, approvalId: record.id }, "approval could not expire"));
     }, delay);
     timer.unref();
@@ -372,7 +381,7 @@ export class PendingApprovals {
     edit = true,
   ): Promise<boolean> {
     const reason = state === "denied" ? decision.reason : undefined;
-    if (!(await this.options.store.decideApproval(record.id, state, by, Date.now(), reason))) return false;
+    if (!(await this.options.store.decideApproval(record.id, state, by, this.now(), reason))) return false;
     clearTimeout(this.timers.get(record.id)?.timer);
     this.timers.delete(record.id);
     const settled: PendingApprovalRecord = { ...record, state, decidedById: by.id, decidedByName: by.name, decisionReason: reason };

@@ -91,7 +91,8 @@ export class Gateway {
   constructor(options: GatewayOptions) {
     this.o = options;
     this.lanes = new SessionLanes(options);
-    this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing });
+    const coordination = options.coordination;
+    this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing, now: coordination ? () => coordination.now() : undefined });
     this.buttons = new ButtonRoutes(options.log);
     // With replicas, an answer that reaches another replica than the asking one is passed on through the store.
     this.questions = new ChatQuestions({
@@ -226,7 +227,8 @@ export class Gateway {
       );
     }
 
-    const acceptedAt = Date.now();
+    // With replicas, on the database's clock: the inbox is ordered by it, and other replicas' sweeps compare it.
+    const acceptedAt = this.replicas ? this.replicas.now() : Date.now();
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
     const inflight = inflightRecord(env, sessionKey, acceptedAt);

@@ -86,6 +86,11 @@ export class ReplicaSessions {
     this.sweeper = setTimeout(tick, 50).unref();
   }
 
+  /** The database's clock (Coordination.now): what a message's acceptance is stamped with. */
+  now(): number {
+    return this.o.coordination.now();
+  }
+
   /** Adds an accepted message to its session's inbox and makes sure some replica drains it. */
   async accept(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ ahead: number; busy: boolean }> {
     const { coordination } = this.o;
@@ -349,7 +354,7 @@ export class ReplicaSessions {
       observer.emit({ event: "turn.restarted", traceId, sessionKey: record.sessionKey });
       // Stamped now: the sweeps' grace then keeps it from being taken for lost before it is in the inbox.
       const { deferred: _d, ...started } = record;
-      await store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify({ ...started, restarted: true, at: Date.now() }));
+      await store.setValue(`${INFLIGHT}${traceId}`, JSON.stringify({ ...started, restarted: true, at: coordination.now() }));
       await closeLeftProgress({ store, delivery }, env.replyTo, traceId, RESTARTED_NOTICE);
       await coordination.push(env, record.sessionKey, record.at);
       this.kick(record.sessionKey);

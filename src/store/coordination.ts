@@ -34,7 +34,14 @@ export interface Unfinished {
 export interface Coordination {
   /** This replica's name in leases (host, pid and a random part). */
   readonly replicaId: string;
-  /** Adds a message to its session's inbox; `ahead`: how many wait before it. */
+  /**
+   * The database's clock as this replica reads it (epoch ms): the local clock corrected by its
+   * measured offset. Times that other replicas compare (when a message was accepted, which orders
+   * the inbox and starts the grace before a message counts as lost) are taken from it, so that a
+   * replica whose clock is off neither jumps the queue nor has its fresh messages taken for lost.
+   */
+  now(): number;
+  /** Adds a message to its session's inbox; `ahead`: how many wait before it. `acceptedAt` is on the database's clock (`now`). */
   push(envelope: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ id: number; ahead: number }>;
   /** Messages waiting in a session's inbox. */
   waiting(sessionKey: string): Promise<number>;

@@ -21,6 +21,17 @@ import { describeDatabaseUrl, scrubSecrets } from "./database-url.ts";
 /** The database's clock in epoch milliseconds. */
 const NOW = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
+/** How often the offset between this machine's clock and the database's is measured again. */
+const CLOCK_CHECK_MS = 60_000;
+
+/** The database's clock minus this machine's, in ms (read halfway through the round trip). */
+async function clockOffset(db: pg.Pool | pg.PoolClient): Promise<number> {
+  const before = Date.now();
+  const { rows } = await db.query<{ now: string }>(`SELECT ${NOW} AS now`);
+  const after = Date.now();
+  return Number(rows[0]!.now) - Math.round((before + after) / 2);
+}
+
 /**
  * The tables coordination uses, created idempotently at open (under an advisory lock of their own, so
  * replicas starting together do not race). They hold only short-lived state — leases, waiting
@@ -59,22 +70,37 @@ export async function openPostgresCoordination(url: string): Promise<Coordinatio
     const { display, secrets } = describeDatabaseUrl(url);
     throw new Error(`Cannot reach the database at ${display} for replica coordination: ${scrubSecrets(err.message, secrets)}`);
   });
+  let offset: number;
   try {
     await client.query("SELECT pg_advisory_lock(7412)");
     await client.query(COORDINATION_DDL);
+    offset = await clockOffset(client);
   } finally {
     await client.query("SELECT pg_advisory_unlock(7412)").catch(() => {});
     client.release();
   }
-  return new PostgresCoordination(pool);
+  return new PostgresCoordination(pool, offset);
 }
 
 class PostgresCoordination implements Coordination {
   readonly replicaId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   readonly #pool: pg.Pool;
+  #offset: number;
+  #offsetAt = Date.now();
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, offset: number) {
     this.#pool = pool;
+    this.#offset = offset;
+  }
+
+  now(): number {
+    const local = Date.now();
+    // Measured again now and then (a clock stepped by NTP, or drifting); the last offset serves meanwhile.
+    if (Math.abs(local - this.#offsetAt) >= CLOCK_CHECK_MS) {
+      this.#offsetAt = local;
+      void clockOffset(this.#pool).then((offset) => (this.#offset = offset), () => {});
+    }
+    return local + this.#offset;
   }
 
   async push(envelope: InboxItem["envelope"], sessionKey: string, acceptedAt: number): Promise<{ id: number; ahead: number }> {

@@ -19,11 +19,17 @@ export interface BotProcess {
 }
 
 /** Starts the bot with `env` (on top of a minimal environment) in a fresh data folder, or in `dataDir`. */
-export function startBotProcess(env: Record<string, string>, options: { dataDir?: string; keepDataDir?: boolean } = {}): BotProcess {
+export function startBotProcess(
+  env: Record<string, string>,
+  options: { dataDir?: string; keepDataDir?: boolean; /** Its clock this many ms off (skewed-clock.ts). */ clockSkewMs?: number } = {},
+): BotProcess {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "gh-e2e-"));
-  const child = spawn(process.execPath, [path.join(root, "src/cli.ts"), "start"], {
+  const skewed = options.clockSkewMs
+    ? { args: ["--import", path.join(import.meta.dirname, "skewed-clock.ts")], env: { GATEHOUSE_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) } }
+    : { args: [], env: {} };
+  const child = spawn(process.execPath, [...skewed.args, path.join(root, "src/cli.ts"), "start"], {
     cwd: dataDir,
-    env: { PATH: process.env.PATH ?? "", HOME: dataDir, GATEHOUSE_DATA_DIR: path.join(dataDir, "data"), LOG_LEVEL: "info", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: dataDir, GATEHOUSE_DATA_DIR: path.join(dataDir, "data"), LOG_LEVEL: "info", ...skewed.env, ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let out = "";

@@ -8,7 +8,7 @@ import { buttonsOf, startSlackEmulator, type SlackEmulator } from "../emulators/
 import { startDiscordEmulator, type DiscordEmulator } from "../emulators/discord/index.ts";
 import { startPostgres, type PostgresServer } from "../support/postgres.ts";
 import { freePort } from "../support/free-port.ts";
-import { routeModel } from "../support/scenario.ts";
+import { lastUserText, routeModel } from "../support/scenario.ts";
 import { waitUntil } from "../support/wait.ts";
 import { FIXTURE_SERVER } from "../mcp/helpers.ts";
 import { startBotProcess, type BotProcess } from "./process.ts";
@@ -44,8 +44,11 @@ interface Replica {
   use(): void;
 }
 
-/** Starts `n` replicas as `npm start` does, on one fresh database, each with its own data folder and port. */
-async function replicas(n: number, extraConfig: Record<string, unknown> = {}): Promise<Replica[]> {
+/**
+ * Starts `n` replicas as `npm start` does, on one fresh database, each with its own data folder and
+ * port; `clockSkewMs[i]` puts replica i's clock off by that much.
+ */
+async function replicas(n: number, extraConfig: Record<string, unknown> = {}, clockSkewMs: number[] = []): Promise<Replica[]> {
   databaseUrl = await pgServer.createDatabase();
   slack = await startSlackEmulator();
   slack.world.channels.add(CHANNEL);
@@ -58,7 +61,7 @@ async function replicas(n: number, extraConfig: Record<string, unknown> = {}): P
     const bot = startBotProcess({
       SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: SIGNING_SECRET, SLACK_API_URL: slack.apiUrl,
       OPENAI_BASE_URL: model.baseURL, DATABASE_URL: databaseUrl, PORT: String(port), GATEHOUSE_CONFIG: config,
-    });
+    }, { clockSkewMs: clockSkewMs[i] });
     bots.push(bot);
     started.push({ bot, port, use: () => slack.useHttp({ url: `http://127.0.0.1:${port}/slack/events`, signingSecret: SIGNING_SECRET }) });
   }
@@ -126,6 +129,51 @@ describe("several replicas on one PostgreSQL database", () => {
     const earlierWord = answers[0]!.includes("first") ? "first" : "second";
     expect(later.some((m) => m.role === "assistant" && m.content?.includes(`${earlierWord} follow-up`))).toBe(true);
     expect(model.requests).toHaveLength(3);
+  });
+
+  it("answers a thread's queued messages in the order they came when one replica's clock is half a minute behind", async () => {
+    model = await startOpenAIEmulator();
+    // The thread's first question keeps its turn busy (the model never answers it) until the model timeout.
+    model.setFallback((request) => (lastUserText(request).includes("hold on") ? { hang: true } : { text: `answer to: ${lastUserText(request)}` }));
+    const [a, b] = await replicas(2, { gateway: { leaseTtlMs: 2000 }, model: { timeoutMs: 5000, maxRetries: 0 } }, [0, -30_000]);
+    a!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("hold on") });
+    await waitUntil(() => expect(model.requests).toHaveLength(1), { timeout: 15_000 });
+    const queued = () => botTexts(message.ts).filter((t) => t.startsWith("⏳ Queued"));
+    await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("first follow-up") });
+    await waitUntil(() => expect(queued()).toHaveLength(1), { timeout: 10_000 });
+    b!.use();
+    await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, threadTs: message.ts, text: mention("second follow-up") });
+    await waitUntil(() => expect(queued()).toHaveLength(2), { timeout: 10_000 });
+    const answers = () => botTexts(message.ts).filter((t) => /answer to: .*follow-up/.test(t));
+    await waitUntil(() => expect(answers()).toHaveLength(2), { timeout: 30_000 });
+    expect(answers()[0]).toMatch(/first follow-up/);
+    expect(answers()[1]).toMatch(/second follow-up/);
+    // Neither message was taken for lost by the other replica (it would have started over).
+    expect(botTexts(message.ts).join("\n")).not.toMatch(/restarted|not finished/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(answers()).toHaveLength(2);
+  });
+
+  it("keeps a card live until its timeout when another replica's clock is half a minute ahead", async () => {
+    model = await startOpenAIEmulator();
+    model.script(
+      { toolCalls: [{ name: "write_file", arguments: '{"path":"clock.txt","content":"on time"}' }] },
+      { text: "clock.txt is written" },
+    );
+    const pair = await replicas(2, { gateway: { leaseTtlMs: 2000 }, approval: { timeoutMs: 20_000 } }, [0, 30_000]);
+    pair[0]!.use();
+    const { message } = await slack.userPosts({ user: "U0ALICE", channel: CHANNEL, text: mention("write clock.txt") });
+    const thread = () => slack.messagesIn(CHANNEL, message.ts).filter((m) => m.user === slack.botUserId);
+    await waitUntil(() => expect(thread().some((m) => buttonsOf(m.blocks).length === 4)).toBe(true), { timeout: 15_000 });
+    const card = thread().find((m) => buttonsOf(m.blocks).length === 4)!;
+    // Both replicas sweep for overdue cards every second: the one ahead must not take this one for expired.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(buttonsOf(slack.world.findMessage(CHANNEL, card.ts)!.blocks)).toHaveLength(4);
+    pair[1]!.use();
+    await slack.click(CHANNEL, card.ts, "U0ALICE", buttonsOf(card.blocks).find((x) => /approve/i.test(x.label))!.value);
+    await waitUntil(() => expect(botTexts(message.ts).join("\n")).toMatch(/clock\.txt is written/), { timeout: 15_000 });
+    expect(botTexts(message.ts).join("\n")).not.toMatch(/Expired|timed out/);
   });
 
   it("runs the tool once when a card posted by A is clicked through B, even with a double click split across both", async () => {
