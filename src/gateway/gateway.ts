@@ -80,6 +80,8 @@ export class Gateway {
   private readonly o: GatewayOptions;
   private readonly driver: TurnDriver;
   private readonly replicas?: ReplicaSessions;
+  /** What messages are stamped with as accepted: with replicas the database's clock (the inbox is ordered by it, and other replicas' sweeps compare it). */
+  private readonly now: () => number;
   private closing = false;
   /** Set while inbound messages wait for the start to finish (see holdMessages). */
   private held?: Promise<void>;
@@ -92,7 +94,8 @@ export class Gateway {
     this.o = options;
     this.lanes = new SessionLanes(options);
     const coordination = options.coordination;
-    this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing, now: coordination ? () => coordination.now() : undefined });
+    this.now = coordination ? () => coordination.now() : Date.now;
+    this.driver = new TurnDriver({ ...options, lanes: this.lanes, draining: () => this.closing, now: this.now });
     this.buttons = new ButtonRoutes(options.log);
     // With replicas, an answer that reaches another replica than the asking one is passed on through the store.
     this.questions = new ChatQuestions({
@@ -227,8 +230,7 @@ export class Gateway {
       );
     }
 
-    // With replicas, on the database's clock: the inbox is ordered by it, and other replicas' sweeps compare it.
-    const acceptedAt = this.replicas ? this.replicas.now() : Date.now();
+    const acceptedAt = this.now();
     // Recorded before the turn can start (and end, deleting it), so that a crash leaves a trace to report.
     const inflightKey = `${INFLIGHT}${traceId}`;
     const inflight = inflightRecord(env, sessionKey, acceptedAt);

@@ -86,11 +86,6 @@ export class ReplicaSessions {
     this.sweeper = setTimeout(tick, 50).unref();
   }
 
-  /** The database's clock (Coordination.now): what a message's acceptance is stamped with. */
-  now(): number {
-    return this.o.coordination.now();
-  }
-
   /** Adds an accepted message to its session's inbox and makes sure some replica drains it. */
   async accept(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ ahead: number; busy: boolean }> {
     const { coordination } = this.o;

@@ -36,8 +36,8 @@ export interface TurnDriverOptions {
   historyLimit: number;
   /** True once the bot is shutting down: computing turns park at their next step boundary. */
   draining: () => boolean;
-  /** The clock messages' acceptance times are on (with replicas, the database's); default the local one. */
-  now?: () => number;
+  /** The clock messages' acceptance times are on (with replicas, the database's). */
+  now: () => number;
 }
 
 /**
@@ -225,7 +225,7 @@ export class TurnDriver {
         const prior = await history();
         observer.emit({
           event: options.resumed ? "turn.resume" : "turn.start", traceId, sessionKey, turnId,
-          historyMessages: prior.length, laneWaitMs: (this.o.now ?? Date.now)() - acceptedAt,
+          historyMessages: prior.length, laneWaitMs: this.o.now() - acceptedAt,
         });
         return first(stateWith(prior));
       });
