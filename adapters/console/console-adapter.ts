@@ -53,6 +53,7 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
   let sent = 0;
   let awaitingReply = 0;
   let inputEnded = false;
+  let stopping = false;
   const backlog: string[] = [];
   const questions: Array<{ resolve: (answer: string) => void }> = [];
 
@@ -156,12 +157,19 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       });
       rl.on("close", () => {
         inputEnded = true;
-        // No one is left to answer: an open approval question counts as "no".
-        for (const q of questions.splice(0)) q.resolve("");
+        if (stopping || interactive) {
+          // The bot stops (or the person quit at the terminal): an open approval question stays
+          // open in the store and is asked again at the next start, until it expires.
+          if (questions.splice(0).length && !stopping) write("\n(the approval question stays open: it is asked again at the next start)");
+        } else {
+          // The piped input is used up: no one is left to answer, so an open question counts as "no".
+          for (const q of questions.splice(0)) q.resolve("");
+        }
         pump();
       });
     },
     async stop() {
+      stopping = true;
       rl?.close();
     },
   };

@@ -52,10 +52,11 @@ export async function runStart(argv: string[] = []): Promise<number> {
 
   bot = await startBot(config, {
     ...(demo ? { model: createDemoModelClient() } : {}),
-    // The console's input ended (Ctrl-D, or the end of a piped file): finish what was asked, then stop.
+    // The console's input ended (Ctrl-D, or the end of a piped file): finish what was asked, then
+    // stop. A turn parked on an approval question left open stays parked, for the next start.
     onShutdownRequest: () => {
       void (async () => {
-        await bot?.gateway.lanes.idle();
+        await bot?.gateway.lanes.settled();
         await shutdown(0);
       })();
     },

@@ -21,6 +21,8 @@ export interface RunningTurn {
   discard?: boolean;
 }
 
+const SETTLED_CHECK_MS = 50;
+
 export type EnqueueResult = { accepted: true; ahead: number } | { accepted: false; waiting: number };
 
 export class SessionLanes {
@@ -108,6 +110,17 @@ export class SessionLanes {
   /** Cancels every computing turn (shutdown, once the grace period is over). */
   abortAll(): void {
     for (const t of this.runningTurns.values()) if (!t.waitingFor) t.controller.abort();
+  }
+
+  /**
+   * Resolves when nothing is left to compute: every turn has ended or is parked for a person
+   * (with the messages queued behind it). Checked every SETTLED_CHECK_MS.
+   */
+  async settled(): Promise<void> {
+    const parkedOrIdle = ([key, lane]: [string, PQueue]) => lane.size + lane.pending === 0 || this.runningTurns.get(key)?.waitingFor !== undefined;
+    while (this.runningCount > 0 || this.slots.size + this.slots.pending > 0 || ![...this.lanes].every(parkedOrIdle)) {
+      await new Promise((r) => setTimeout(r, SETTLED_CHECK_MS));
+    }
   }
 
   /** Resolves when no turn runs or waits. */

@@ -20,15 +20,16 @@ let emu: OpenAIEmulator;
 let dir: string;
 const bots: Bot[] = [];
 
-async function openTerminal(): Promise<Terminal> {
+async function openTerminal(options: { interactive?: boolean; onInputEnd?: () => void } = {}): Promise<Terminal & { end(): void }> {
   const input = new PassThrough();
   const output = new PassThrough();
   let screen = "";
   output.on("data", (d: Buffer) => (screen += d.toString()));
   const config = loadConfig({ cwd: dir, env: { OPENAI_BASE_URL: emu.baseURL, GATEHOUSE_DATA_DIR: "data" } });
-  const bot = await startBot(config, { adapters: [createConsoleAdapter({ input, output, interactive: false, user: { id: "me", name: "Me" } })], log: silentLogger() });
+  const adapter = createConsoleAdapter({ input, output, interactive: options.interactive ?? false, onInputEnd: options.onInputEnd, user: { id: "me", name: "Me" } });
+  const bot = await startBot(config, { adapters: [adapter], log: silentLogger() });
   bots.push(bot);
-  return { bot, type: (line) => input.write(`${line}\n`), screen: () => screen };
+  return { bot, type: (line) => input.write(`${line}\n`), screen: () => screen, end: () => input.end() };
 }
 
 afterEach(async () => {
@@ -101,6 +102,61 @@ describe("the console channel", () => {
     expect(contents).toEqual(expect.arrayContaining(["my name is Ada", "Nice to meet you, Ada.", "what is my name?"]));
   });
 
+  it("asks an open approval question again after a restart, instead of taking the stop for a no", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"echo once >> runs.txt"}' }] }, { text: "Appended to runs.txt." });
+    const first = await openTerminal();
+    first.type("append once to runs.txt");
+    await waitUntil(() => expect(first.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    await first.bot.stop();
+    expect(first.screen()).not.toContain("was not run");
+    const second = await openTerminal();
+    await waitUntil(() => expect(second.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    expect(second.screen()).toContain('{"command":"echo once >> runs.txt"}');
+    second.type("y");
+    await waitUntil(() => expect(second.screen()).toContain("gatehouse › Appended to runs.txt."));
+    expect(readFileSync(path.join(dir, "data", "workspace", "runs.txt"), "utf8")).toBe("once\n");
+    expect(emu.requests).toHaveLength(2);
+  });
+
+  it("keeps the question open when the person quits at the terminal, and asks it again at the next start", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"echo once >> runs.txt"}' }] }, { text: "Appended to runs.txt." });
+    let ended = false;
+    const first = await openTerminal({ interactive: true, onInputEnd: () => (ended = true) });
+    first.type("append once to runs.txt");
+    await waitUntil(() => expect(first.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    first.end(); // Ctrl-D
+    await waitUntil(() => expect(ended).toBe(true));
+    expect(first.screen()).toContain("the approval question stays open: it is asked again at the next start");
+    // Nothing computes: the bot may stop (the turn stays parked in the store).
+    await first.bot.gateway.lanes.settled();
+    expect(first.bot.gateway.status()).toMatchObject({ runningTurns: 0, parkedTurns: 1 });
+    await first.bot.stop();
+    expect(first.screen()).not.toContain("was not run");
+    const second = await openTerminal({ interactive: true });
+    await waitUntil(() => expect(second.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    second.type("y");
+    await waitUntil(() => expect(second.screen()).toContain("gatehouse › Appended to runs.txt."));
+    expect(readFileSync(path.join(dir, "data", "workspace", "runs.txt"), "utf8")).toBe("once\n");
+  });
+
+  it("counts an open question as no when piped input runs out, so a scripted session ends", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"echo once >> runs.txt"}' }] }, { text: "Not appended." });
+    let ended = false;
+    const t = await openTerminal({ onInputEnd: () => (ended = true) });
+    t.type("append once to runs.txt");
+    await waitUntil(() => expect(t.screen()).toContain("Run it? [y]es / [n]o / [a]lways"));
+    t.end();
+    await waitUntil(() => expect(t.screen()).toContain("gatehouse › Not appended."));
+    await waitUntil(() => expect(ended).toBe(true));
+    expect(toolMessagesOf(emu.requests[1]!.body)[0]).toMatch(/^shell was not run: denied by Me/);
+  });
+
   it("stops a running task on /stop and says so", async () => {
     dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
     emu = await startOpenAIEmulator();
@@ -119,3 +175,7 @@ describe("the console channel", () => {
     await waitUntil(() => expect(screen).toContain("gatehouse › Stopped."));
   });
 });
+
+function toolMessagesOf(body: Record<string, unknown>): string[] {
+  return (body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "tool").map((m) => m.content);
+}
