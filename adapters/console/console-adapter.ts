@@ -5,14 +5,15 @@
  *
  * At a terminal, lines are sent as they are typed (so /stop reaches a running task). From a
  * pipe or file, each line waits until the previous one is answered, so a scripted session reads
- * like a typed one: an answer line after a request that needs approval answers the approval.
+ * like a typed one: an answer line after a request that needs approval answers the approval. A
+ * command (/stop, /status, …) typed at an open question is a command, not an answer.
  *
  * Everything printed passes terminalSafe: no escape sequence from a model or a tool reaches the terminal.
  */
 import { createInterface, type Interface } from "node:readline";
 import { userInfo } from "node:os";
 import type { Readable, Writable } from "node:stream";
-import { parseEnvelope, type ChannelCapabilities, type ReplyTarget } from "../../src/envelope.ts";
+import { parseBotCommand, parseEnvelope, type ChannelCapabilities, type ReplyTarget } from "../../src/envelope.ts";
 import type { ChannelAdapter, InboundSink, OutboundPort, SentMessage } from "../../src/ports.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
@@ -55,7 +56,9 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
   let inputEnded = false;
   let stopping = false;
   const backlog: string[] = [];
-  const questions: Array<{ resolve: (answer: string) => void }> = [];
+  const questions: Array<{ question: string; resolve: (answer: string) => void }> = [];
+  /** A command was typed at an open question: the question is shown again after the command's reply. */
+  let askAgain = false;
 
   const write = (raw: string) => {
     const text = terminalSafe(raw);
@@ -85,8 +88,16 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
   const pump = () => {
     while (backlog.length) {
       if (questions.length) {
+        // From a pipe, the line after a command waits for the command's reply, as every line does.
+        if (!interactive && askAgain) return;
         const answer = backlog.shift()!;
         if (!interactive) write(answer);
+        // A command at an open question is a command (/stop ends the task that asks), not an answer.
+        if (parseBotCommand(answer)) {
+          askAgain = true;
+          submit(answer.trim());
+          continue;
+        }
         questions.shift()!.resolve(answer);
         continue;
       }
@@ -110,6 +121,10 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       // A terminal has nothing to click: the buttons are shown as what they would do.
       if (message.buttons?.length) write(`  (buttons, not clickable here: ${message.buttons.map((b) => `[${b.label}]`).join(" ")})\n`);
       if (message.kind !== "progress" && message.kind !== "notice" && awaitingReply > 0) awaitingReply--;
+      if (askAgain && message.kind !== "progress") {
+        askAgain = false;
+        if (questions.length) output.write(`\n${terminalSafe(questions[0]!.question)}`);
+      }
       showPrompt();
       setImmediate(pump);
       return { id: String(++sent) };
@@ -125,6 +140,7 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       return new Promise<string>((resolve, reject) => {
         if (signal.aborted) return reject(new Error("aborted"));
         const entry = {
+          question,
           resolve: (answer: string) => {
             signal.removeEventListener("abort", onAbort);
             resolve(answer);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -155,6 +155,24 @@ describe("the console channel", () => {
     await waitUntil(() => expect(t.screen()).toContain("gatehouse › Not appended."));
     await waitUntil(() => expect(ended).toBe(true));
     expect(toolMessagesOf(emu.requests[1]!.body)[0]).toMatch(/^shell was not run: denied by Me/);
+  });
+
+  it("takes /status and /stop typed at an open question as commands: /stop ends the waiting task and nothing runs", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    emu.script({ toolCalls: [{ name: "shell", arguments: '{"command":"echo once >> runs.txt"}' }] }, { text: "Hello there." });
+    const t = await openTerminal();
+    t.type("append once to runs.txt");
+    t.type("/status");
+    t.type("/stop");
+    t.type("hello");
+    await waitUntil(() => expect(t.screen()).toContain("gatehouse › Hello there."));
+    const screen = t.screen();
+    expect(screen).toMatch(/Waiting \d+s for approval of shell[\s\S]*Run it\? \[y\]es[\s\S]*Stopping the task that waits for approval of shell[\s\S]*gatehouse › Stopped\.[\s\S]*you › hello/);
+    expect(screen).not.toContain("Please answer y");
+    expect(existsSync(path.join(dir, "data", "workspace", "runs.txt"))).toBe(false);
+    // The model was asked twice: the first message, and "hello" (the stopped turn asked nothing more).
+    expect(emu.requests).toHaveLength(2);
   });
 
   it("stops a running task on /stop and says so", async () => {
