@@ -58,6 +58,8 @@ export interface BotOptions {
   onShutdownRequest?: () => void;
   /** A model client to use instead of the configured endpoint. */
   model?: ModelClient;
+  /** What `gatehouse status` calls that client (default: "a model client given at start"). */
+  modelLabel?: string;
   /** Called when a started channel reports that its connection is gone for good. */
   onChannelFailed?: (channel: string, detail: string) => void;
 }
@@ -329,7 +331,7 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
   status.started({
     channels: adapters.map((a) => a.channel),
     health: () => adapters.filter((a) => a.health).map((a) => ({ channel: a.channel, ...a.health!() })),
-    model: config.model.baseURL ?? "https://api.openai.com/v1",
+    model: options.model ? (options.modelLabel ?? "a model client given at start") : `${config.model.name} at ${config.model.baseURL ?? "https://api.openai.com/v1"}`,
     gateway,
     mcp,
   });

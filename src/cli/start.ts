@@ -51,7 +51,7 @@ export async function runStart(argv: string[] = []): Promise<number> {
   process.on("unhandledRejection", contain("unhandled rejection"));
 
   bot = await startBot(config, {
-    ...(demo ? { model: createDemoModelClient() } : {}),
+    ...(demo ? { model: createDemoModelClient(), modelLabel: "the built-in demo model (a short script, not an LLM)" } : {}),
     // The console's input ended (Ctrl-D, or the end of a piped file): finish what was asked, then
     // stop. A turn parked on an approval question left open stays parked, for the next start.
     onShutdownRequest: () => {

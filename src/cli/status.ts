@@ -55,7 +55,9 @@ export async function runStatus(argv: string[]): Promise<number> {
   const configured = channelsToStart(config);
   out.push(row("Channels", `${configured.join(", ")} (configured)${snapshot ? `; running: ${snapshot.channels.join(", ") || "none"}` : ""}`));
   for (const broken of snapshot?.unhealthy ?? []) out.push(row("", `${broken.channel}: NOT CONNECTED: ${broken.detail}`));
-  out.push(row("Model", `${config.model.name} at ${modelBase(config)}${config.model.apiKey ? " (API key set)" : ""}`));
+  const configuredModel = `${config.model.name} at ${modelBase(config)}`;
+  const runningModel = snapshot && snapshot.model !== configuredModel && snapshot.model !== modelBase(config) ? `; running: ${snapshot.model}` : "";
+  out.push(row("Model", `${configuredModel}${config.model.apiKey ? " (API key set)" : ""}${runningModel}`));
   out.push(...describeMcp(config, snapshot));
   out.push(...describeActivity(snapshot));
   out.push(...(await describeApprovals(config.dataDir, config.databaseUrl)));
@@ -124,14 +126,16 @@ function rawSecrets(): string[] {
 /** Sessions and turns, as the running bot reports them. */
 function describeActivity(snapshot: StatusSnapshot | undefined): string[] {
   if (!snapshot) return [];
-  return [row("Sessions", `${snapshot.sessionsSeen} seen since start`), row("Turns", `${snapshot.runningTurns} running`)];
+  const parked = snapshot.parkedTurns ? `, ${snapshot.parkedTurns} parked (waiting for a person)` : "";
+  return [row("Sessions", `${snapshot.sessionsSeen} seen since start`), row("Turns", `${snapshot.runningTurns} running${parked}`)];
 }
 
 function describeLastError(snapshot: StatusSnapshot | undefined): string {
   return row("Last error", snapshot?.lastError ? formatLastError(snapshot.lastError) : snapshot ? "none since start" : "unknown (the bot is not running)");
 }
 
-const row = (label: string, text: string) => `${`${label}:`.padEnd(12)}${text}`;
+/** A line of the report: the label, or under the line above it when there is none. */
+const row = (label: string, text: string) => `${(label ? `${label}:` : "").padEnd(12)}${text}`;
 
 function modelBase(config: Config): string {
   return config.model.baseURL ?? DEFAULT_MODEL_API;

@@ -15,8 +15,11 @@ export interface StatusSnapshot {
   channels: string[];
   /** Channels whose connection broke while running, with what to do. */
   unhealthy?: Array<{ channel: string; detail: string }>;
+  /** The model the bot talks to: "<name> at <endpoint>", or the client it was given (the demo model). */
   model: string;
   runningTurns: number;
+  /** Turns parked for a person (absent in snapshots of earlier versions). */
+  parkedTurns?: number;
   pendingApprovals: number;
   sessionsSeen: number;
   mcp: Array<{ name: string; state: string; tools: string[]; lastError?: string }>;
@@ -27,7 +30,7 @@ interface StatusSources {
   channels: string[];
   health?: () => Array<{ channel: string; ok: boolean; detail?: string }>;
   model: string;
-  gateway: { status(): { runningTurns: number; pendingApprovals: number } };
+  gateway: { status(): { runningTurns: number; parkedTurns?: number; pendingApprovals: number } };
   mcp: { status(): Array<{ name: string; state: string; tools: string[]; lastError?: string }> };
 }
 
@@ -85,7 +88,7 @@ export class RuntimeStatus {
     const snapshot: StatusSnapshot = {
       pid: process.pid, startedAt: this.startedAt, updatedAt: new Date().toISOString(), channels: this.sources.channels,
       unhealthy: (this.sources.health?.() ?? []).filter((h) => !h.ok).map((h) => ({ channel: h.channel, detail: h.detail ?? "not connected" })),
-      model: this.sources.model, runningTurns: s.runningTurns, pendingApprovals: s.pendingApprovals,
+      model: this.sources.model, runningTurns: s.runningTurns, parkedTurns: s.parkedTurns, pendingApprovals: s.pendingApprovals,
       sessionsSeen: this.sessionsSeen, mcp: this.sources.mcp.status(), lastError: this.lastError,
     };
     try {

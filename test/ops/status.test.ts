@@ -65,6 +65,23 @@ describe("gatehouse status", () => {
     expect(result.code).toBe(1);
   });
 
+  it("reports the running bot's parked turns, the model it really uses, and lines under a label without a stray colon", async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "gh-status-"));
+    const now = new Date().toISOString();
+    const snapshot: StatusSnapshot = {
+      pid: process.pid, startedAt: now, updatedAt: now, channels: ["console", "slack"], model: "the built-in demo model (a short script, not an LLM)",
+      runningTurns: 1, parkedTurns: 2, pendingApprovals: 2, sessionsSeen: 3, mcp: [],
+      unhealthy: [{ channel: "slack", detail: "the app token was revoked" }],
+    };
+    writeFileSync(path.join(dataDir, "gatehouse.pid"), String(process.pid));
+    writeFileSync(path.join(dataDir, "status.json"), JSON.stringify(snapshot));
+    const result = await runCli(["status"], { GATEHOUSE_DATA_DIR: dataDir, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
+    expect(result.stdout).toMatch(/^Turns: +1 running, 2 parked \(waiting for a person\)$/m);
+    expect(result.stdout).toMatch(/^Model: +\S+ at http:\/\/127\.0\.0\.1:9\/v1; running: the built-in demo model \(a short script, not an LLM\)$/m);
+    expect(result.stdout).toMatch(/^ {12}slack: NOT CONNECTED: the app token was revoked$/m);
+    expect(result.stdout).not.toMatch(/^:/m);
+  });
+
   it("with an invalid configuration still says the bot runs, then lists every config problem, and exits 2", async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "gh-status-"));
     // A bot that is alive and refreshing its status: this test's own process stands in for it.
