@@ -179,7 +179,7 @@ export interface ChannelAdapter {
    * Asks the person at this channel a question and resolves with their answer. Only channels
    * with a person at a prompt (the console) have it; approvals there are asked directly.
    */
-  prompt?(question: string, signal: AbortSignal): Promise<string>;
+  prompt?(question: string, signal: AbortSignal, options?: PromptOptions): Promise<string>;
   /**
    * Shows a line to the person at this channel outside any conversation (a start-up warning, such as
    * an MCP server that did not start). Only channels with a person at a prompt (the console) have it.
@@ -239,4 +239,12 @@ export interface ChannelSetup<Settings> {
   values: { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void> };
   /** Asks the bot to shut down once what was asked is answered (the console's input ended). */
   onShutdownRequest?: () => void;
+}
+
+export interface PromptOptions {
+  /**
+   * The question outlives the session at the prompt: when the bot stops or the person quits, it is
+   * left open (the store keeps it, and the next start asks it again) rather than answered "".
+   */
+  keep?: boolean;
 }

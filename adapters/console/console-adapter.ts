@@ -14,7 +14,7 @@ import { createInterface, type Interface } from "node:readline";
 import { userInfo } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { parseBotCommand, parseEnvelope, type ChannelCapabilities, type ReplyTarget } from "../../src/envelope.ts";
-import type { ChannelAdapter, InboundSink, OutboundPort, SentMessage } from "../../src/ports.ts";
+import type { ChannelAdapter, InboundSink, OutboundPort, PromptOptions, SentMessage } from "../../src/ports.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 export interface ConsoleAdapterOptions {
@@ -37,7 +37,7 @@ const CAPABILITIES: ChannelCapabilities = {
 };
 
 export interface ConsoleAdapter extends ChannelAdapter {
-  prompt(question: string, signal: AbortSignal): Promise<string>;
+  prompt(question: string, signal: AbortSignal, options?: PromptOptions): Promise<string>;
   notice(text: string): void;
 }
 
@@ -56,7 +56,7 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
   let inputEnded = false;
   let stopping = false;
   const backlog: string[] = [];
-  const questions: Array<{ question: string; resolve: (answer: string) => void }> = [];
+  const questions: Array<{ question: string; keep: boolean; resolve: (answer: string) => void }> = [];
   /** A command was typed at an open question: the question is shown again after the command's reply. */
   let askAgain = false;
 
@@ -136,11 +136,15 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
     capabilities: CAPABILITIES,
     port,
     pacing: { minIntervalMs: 0 },
-    prompt(question, signal) {
+    prompt(question, signal, promptOptions = {}) {
       return new Promise<string>((resolve, reject) => {
         if (signal.aborted) return reject(new Error("aborted"));
+        const keep = promptOptions.keep === true;
+        // The input has ended: nobody can answer here any more (a kept question waits for the next start).
+        if (inputEnded && !keep) return resolve("");
         const entry = {
           question,
+          keep,
           resolve: (answer: string) => {
             signal.removeEventListener("abort", onAbort);
             resolve(answer);
@@ -173,14 +177,13 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
       });
       rl.on("close", () => {
         inputEnded = true;
-        if (stopping || interactive) {
-          // The bot stops (or the person quit at the terminal): an open approval question stays
-          // open in the store and is asked again at the next start, until it expires.
-          if (questions.splice(0).length && !stopping) write("\n(the approval question stays open: it is asked again at the next start)");
-        } else {
-          // The piped input is used up: no one is left to answer, so an open question counts as "no".
-          for (const q of questions.splice(0)) q.resolve("");
-        }
+        // The bot stops, or the person quit at the terminal: an approval question stays open in the
+        // store and is asked again at the next start, until it expires. At the end of piped input,
+        // and for other questions, no one is left to answer: an empty answer (for an approval, "no").
+        const leaveOpen = (q: (typeof questions)[number]) => q.keep && (stopping || interactive);
+        const open = questions.splice(0);
+        for (const q of open) if (!leaveOpen(q)) q.resolve("");
+        if (!stopping && open.some(leaveOpen)) write("\n(the approval question stays open: it is asked again at the next start)");
         pump();
       });
     },

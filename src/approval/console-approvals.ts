@@ -7,10 +7,11 @@
 import { denialReason, type ApprovalClick, type ApprovalClickOutcome, type ReplyTarget } from "../envelope.ts";
 import { approvalCardText, type ApprovalCard, type ApprovalResolution } from "./card.ts";
 import type { CardPoster } from "./pending-approvals.ts";
+import type { PromptOptions } from "../ports.ts";
 
 export interface ConsoleQuestions {
   /** Asks the person at the terminal; rejects when `signal` aborts. */
-  prompt(question: string, signal: AbortSignal): Promise<string>;
+  prompt(question: string, signal: AbortSignal, options?: PromptOptions): Promise<string>;
   /** Prints a line for the person (the decision made elsewhere: a timeout, /stop). */
   say(target: ReplyTarget, text: string): Promise<void>;
   /** Hands an answer to the pending approvals, as a click. */
@@ -48,10 +49,12 @@ export function consoleCardPoster(questions: ConsoleQuestions): CardPoster {
       open.set(card.approvalId, controller);
       void (async () => {
         let question = `${approvalCardText(card)}\nRun it? [y]es / [n]o / [a]lways (n <reason> says why): `;
-        let answer = parseConsoleAnswer(await questions.prompt(question, controller.signal));
+        // The card is in the store: a stop leaves it open, to be asked again at the next start.
+        const keep = { keep: true };
+        let answer = parseConsoleAnswer(await questions.prompt(question, controller.signal, keep));
         while (!answer) {
           question = "Please answer y (yes), n (no, or n <reason>) or a (always): ";
-          answer = parseConsoleAnswer(await questions.prompt(question, controller.signal));
+          answer = parseConsoleAnswer(await questions.prompt(question, controller.signal, keep));
         }
         open.delete(card.approvalId);
         const actor = { id: card.requester.id, name: card.requester.name, isBot: false };

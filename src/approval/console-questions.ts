@@ -2,7 +2,8 @@
  * Questions at the console: each step of a question is asked at the terminal prompt, its buttons
  * named on the prompt line ("Yes / No / Decline") and answered by typing a label, an option's
  * number, or the answer itself. The person at the terminal is the one who made the request.
- * `/stop` typed at a question ends the question (as no answer), never reaches the asker as text.
+ * `/stop` typed at a question stops the turn (the console passes commands at a question on to the
+ * gateway), which ends the question as cancelled; it never reaches the asker as text.
  */
 import { parseBotCommand } from "../envelope.ts";
 import { fieldByFieldQuestioner, type PromptStep, type QuestionPrompt } from "./question-flow.ts";
@@ -19,7 +20,7 @@ export function consoleQuestionPrompt(prompt: TerminalPrompt): QuestionPrompt {
       if (left <= 0) return { kind: "timeout" };
       try {
         const text = await prompt(`${step.text}\n${promptLine(step)}: `, AbortSignal.any([signal, AbortSignal.timeout(left)]));
-        // A question holds the prompt, so /stop typed now reaches it: it ends the question, it is no answer.
+        // A prompt that hands /stop over as text: it ends the question, it is no answer.
         if (parseBotCommand(text) === "stop") return { kind: "cancelled" };
         return { kind: "reply", text, by: { id: audience.requester.id, name: audience.requester.name } };
       } catch {

@@ -99,4 +99,14 @@ describe("an MCP server's question on the console", () => {
     const result = toolMessages(emu!.requests[1]!.body)[0]!.content;
     expect(result).toContain("❌ User declined to provide the requested information.");
   }, 40_000);
+
+  it("stops the turn on /stop typed at the question: the model is not asked again", async () => {
+    const t = await consoleWithEverything();
+    emu!.script({ toolCalls: [{ name: "every__trigger-elicitation-request", arguments: "{}" }] }, { text: "not expected" });
+    t.type("sign me up", "/stop");
+    await waitUntil(() => expect(t.screen()).toContain("gatehouse › Stopped."), { timeout: 20_000 });
+    expect(t.screen()).toContain('❓ MCP server "every" asks');
+    expect(t.screen()).not.toContain("not expected");
+    expect(emu!.requests).toHaveLength(1);
+  }, 40_000);
 });
