@@ -3,7 +3,8 @@
  * made the request, the gate for an action besides the call (an MCP server's sampling request, gated
  * as a call of its own name), one tool-less model request, and audit entries. Each is bound to the
  * turn: its sender, thread, signal (`/stop`) and the approval timeout. A question cannot park the
- * turn (the asking call is still running), so it waits in memory, bounded by that timeout.
+ * turn (the asking call is still running), so it waits in memory, bounded by that timeout, but
+ * without the turn's concurrency slot (TurnState.awayFromSlot).
  */
 import { hashCall } from "../approval/summary.ts";
 import type { Question, QuestionAnswer, QuestionAudience } from "../approval/questions.ts";
@@ -55,7 +56,10 @@ export function toolRequests(exec: ResolvedExecution, state: TurnState, call: Re
       answerers: [...new Set([env.sender.id, ...admins])],
     };
     exec.observer.emit({ event: "question.asked", ...base, kind: question.kind, fields: question.fields.length });
-    const answer = await exec.questions.ask(question, { signal: signalWith(options.signal), timeoutMs: exec.policy.approval.timeoutMs, audience });
+    const questions = exec.questions;
+    const asked = () => questions.ask(question, { signal: signalWith(options.signal), timeoutMs: exec.policy.approval.timeoutMs, audience });
+    // The turn's slot is for computing: while the person thinks, other conversations use it.
+    const answer = await (state.awayFromSlot ? state.awayFromSlot(asked) : asked());
     const by = answer.action === "cancel" ? undefined : answer.by;
     exec.observer.emit({ event: "question.answered", ...base, action: answer.action, by: by?.id });
     // The values answered are the tool's to pass on; the log only says who answered and how.

@@ -106,6 +106,11 @@ export interface TurnState {
    * it the engine deletes the record and the history is the caller's to append.
    */
   endsInStore?: boolean;
+  /**
+   * Waits for a person (a running tool's question) without holding the turn's concurrency slot,
+   * taking one again before the tool goes on. Absent: the wait keeps the slot.
+   */
+  awayFromSlot?: <W>(wait: () => Promise<W>) => Promise<W>;
 }
 
 export type TurnStatus = "done" | "cancelled" | "failed" | "stopped";

@@ -23,6 +23,9 @@ export interface RunningTurn {
 
 const SETTLED_CHECK_MS = 50;
 
+/** Waits for a person without holding a slot (see SessionLanes.compute). */
+export type AwayFromSlot = <W>(wait: () => Promise<W>) => Promise<W>;
+
 export type EnqueueResult = { accepted: true; ahead: number } | { accepted: false; waiting: number };
 
 export class SessionLanes {
@@ -52,9 +55,57 @@ export class SessionLanes {
     return { accepted: true, ahead };
   }
 
-  /** Runs model or tool work in one of the global slots (waiting for a free one). */
-  compute<T>(work: () => Promise<T>): Promise<T> {
-    return this.slots.add(work) as Promise<T>;
+  /**
+   * Runs model or tool work in one of the global slots (waiting for a free one). `away` lets the
+   * work give its slot up while it waits for a person (a running tool's question) and take one
+   * again after: only computing holds a slot. Calls of one batch running in parallel share the
+   * turn's slot; it is given up while any of them waits, and taken again once none does.
+   */
+  async compute<T>(work: (away: AwayFromSlot) => Promise<T>): Promise<T> {
+    let held: (() => void) | undefined = await this.acquire();
+    let waiting = 0;
+    let regaining: Promise<void> | undefined;
+    const away: AwayFromSlot = async (wait) => {
+      if (regaining) await regaining;
+      if (waiting++ === 0) {
+        held?.();
+        held = undefined;
+      }
+      try {
+        return await wait();
+      } finally {
+        if (--waiting === 0) {
+          regaining = this.acquire().then((release) => {
+            held = release;
+            regaining = undefined;
+          });
+        }
+        if (regaining) await regaining;
+      }
+    };
+    try {
+      return await work(away);
+    } finally {
+      if (regaining) await regaining;
+      held?.();
+    }
+  }
+
+  /** Takes a slot (waiting for a free one); resolves with the function that gives it back. */
+  private acquire(): Promise<() => void> {
+    return new Promise((taken) => {
+      void this.slots.add(
+        () =>
+          new Promise<void>((done) => {
+            let given = false;
+            taken(() => {
+              if (given) return;
+              given = true;
+              done();
+            });
+          }),
+      );
+    });
   }
 
   /** Marks a turn running (or parked) in a session; returns the function that clears it. */

@@ -17,7 +17,7 @@ import type { TurnEvent, TurnResult, TurnState } from "../engine/types.ts";
 import type { ChatMessage } from "../model/types.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { Store, StoredTurn } from "../store/store.ts";
-import type { RunningTurn, SessionLanes } from "./lanes.ts";
+import type { AwayFromSlot, RunningTurn, SessionLanes } from "./lanes.ts";
 import type { ChannelRuntime } from "./gateway.ts";
 import { answeredRecord, INFLIGHT, neverStartOver, TASK_PROGRESS } from "./inflight.ts";
 
@@ -194,21 +194,21 @@ export class TurnDriver {
       typing?.follow(event);
       if (event.type === "tool.finish") keepSoon();
     };
-    const stateWith = (history: ChatMessage[]): TurnState => ({
+    const stateWith = (history: ChatMessage[], awayFromSlot: AwayFromSlot): TurnState => ({
       turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,
-      endsInStore: true,
+      endsInStore: true, awayFromSlot,
     });
     const stale = async () => {
       if (!options.fence || (await options.fence())) return false;
       log.warn({ turnId }, "this replica lost the session's lease: its stale result is dropped");
       return true;
     };
-    const computing = (work: () => Promise<TurnResult>) =>
-      lanes.compute(async () => {
+    const computing = (work: (away: AwayFromSlot) => Promise<TurnResult>) =>
+      lanes.compute(async (away) => {
         const indicator = (typing = keepTyping(runtime.port, env.replyTo, log));
         let answering = false;
         try {
-          const result = await work();
+          const result = await work(away);
           answering = result.status !== "parked";
           return result;
         } finally {
@@ -221,13 +221,13 @@ export class TurnDriver {
     const history = async () => trimHistory(await store.loadHistory(sessionKey, this.o.historyLimit));
 
     try {
-      let result = await computing(async () => {
+      let result = await computing(async (away) => {
         const prior = await history();
         observer.emit({
           event: options.resumed ? "turn.resume" : "turn.start", traceId, sessionKey, turnId,
           historyMessages: prior.length, laneWaitMs: this.o.now() - acceptedAt,
         });
-        return first(stateWith(prior));
+        return first(stateWith(prior, away));
       });
       while (result.status === "parked") {
         keepProgress();
@@ -246,7 +246,7 @@ export class TurnDriver {
         const stored = await store.getTurn(turnId);
         if (!stored) throw new Error(`the parked turn ${turnId} is gone from the store`);
         const record = decodeTurnRecord(stored);
-        result = await computing(async () => resumeTurn(runtime.exec, stateWith(await history()), record, decision));
+        result = await computing(async (away) => resumeTurn(runtime.exec, stateWith(await history(), away), record, decision));
       }
       options.computed?.();
       // The status message as the turn ends goes into the answered mark: a restart before its last
