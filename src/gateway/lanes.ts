@@ -65,6 +65,8 @@ export class SessionLanes {
     let held: (() => void) | undefined = await this.acquire();
     let waiting = 0;
     let regaining: Promise<void> | undefined;
+    // A wait that outlives the work (a call left behind by a failed batch) takes no slot after it.
+    let finished = false;
     const away: AwayFromSlot = async (wait) => {
       if (regaining) await regaining;
       if (waiting++ === 0) {
@@ -74,9 +76,10 @@ export class SessionLanes {
       try {
         return await wait();
       } finally {
-        if (--waiting === 0) {
+        if (--waiting === 0 && !finished) {
           regaining = this.acquire().then((release) => {
-            held = release;
+            if (finished) release();
+            else held = release;
             regaining = undefined;
           });
         }
@@ -86,8 +89,10 @@ export class SessionLanes {
     try {
       return await work(away);
     } finally {
+      finished = true;
       if (regaining) await regaining;
       held?.();
+      held = undefined;
     }
   }
 

@@ -96,4 +96,20 @@ describe("session lanes", () => {
     await lanes.compute(async () => void (next = true));
     expect(next).toBe(true);
   });
+
+  it("takes no slot for a wait that outlives its work", async () => {
+    const lanes = new SessionLanes({ maxConcurrentTurns: 1, maxQueuedPerSession: 5 });
+    let answer: () => void = () => {};
+    const person = new Promise<void>((r) => (answer = r));
+    let left: Promise<void> | undefined;
+    await lanes.compute(async (away) => {
+      left = away(() => person);
+      // The work ends without waiting for the answer (as a batch whose other call failed).
+    });
+    answer();
+    await left;
+    let next = false;
+    await lanes.compute(async () => void (next = true));
+    expect(next).toBe(true);
+  });
 });
