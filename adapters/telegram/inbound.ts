@@ -31,7 +31,7 @@ const MessageSchema = z.object({
   caption_entities: z.array(EntitySchema).optional(),
   message_thread_id: z.number().int().optional(),
   is_topic_message: z.boolean().optional(),
-  reply_to_message: z.object({ message_id: z.number().int(), from: UserSchema.optional() }).optional(),
+  reply_to_message: z.object({ message_id: z.number().int(), from: UserSchema.optional(), text: z.string().optional() }).optional(),
   // Media without a caption: only which kind it is matters (the bot reads text).
   photo: z.unknown().optional(),
   voice: z.unknown().optional(),

@@ -141,7 +141,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     }),
     ...createTelegramApproverGroups({ api, log }),
   };
-  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer });
+  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer, botId: () => bot?.id });
   reasons.watchCards(port);
 
   /** Messages of one chat reach the sink in order; commands skip the line so /stop is never stuck. */

@@ -6,8 +6,8 @@
  * reason, through the same path as a click, and is not handled as a message for the bot to answer.
  * Someone else's reply to the prompt decides nothing either: they are told that only the clicker
  * was asked. A prompt stays known after the decision, so a second reply is told "Already decided".
- * The prompts are remembered in a bounded map (a restart forgets them; a reply to a forgotten
- * prompt is then an ordinary message).
+ * The prompts are remembered in a bounded map. A restart forgets them: a reply to a prompt asked
+ * before it is told that nothing was recorded and that the card still works.
  */
 import { GrammyError, type Api } from "grammy";
 import type { Logger } from "pino";
@@ -51,9 +51,19 @@ export interface ReasonRepliesDeps {
   sink: () => InboundSink | undefined;
   /** How a query is answered (an alert when `text` is given). */
   answer(queryId: string, text?: string): Promise<void>;
+  /** The bot's own user id, once known. */
+  botId?: () => number | undefined;
 }
 
 const key = (chatId: number | string, messageId: number | string) => `${chatId}:${messageId}`;
+
+/** The words of a prompt after the clicker's name; they also tell a prompt asked before a restart. */
+const PROMPT_WORDS = ", reply to this message with the reason for denying ";
+
+/** Said to a reply to a prompt this process did not ask (it was asked before a restart). */
+const FORGOTTEN_PROMPT =
+  "I restarted after asking for this reason, so it was not recorded and nothing was decided. " +
+  "The card still works: use its buttons again (“Deny with reason…” asks anew).";
 
 /** The prompts posted for "Deny with reason…" clicks, and the replies to them. */
 export class ReasonReplies {
@@ -87,7 +97,7 @@ export class ReasonReplies {
     const tool = this.tools.get(approvalId);
     const what = tool ? `<code>${escapeHtml(cardLabel(tool))}</code>` : "this request";
     const name = displayName(query.from);
-    const text = `<a href="tg://user?id=${query.from.id}">${escapeHtml(cardLabel(name))}</a>, reply to this message with the reason for denying ${what}.`;
+    const text = `<a href="tg://user?id=${query.from.id}">${escapeHtml(cardLabel(name))}</a>${PROMPT_WORDS}${what}.`;
     try {
       const sent = await withOneRetry(() =>
         this.deps.api.sendMessage(card.chat.id, text, {
@@ -114,7 +124,12 @@ export class ReasonReplies {
     if (!replied || !message.from || message.from.is_bot || message.text === undefined || parseBotCommand(message.text)) return false;
     const promptKey = key(message.chat.id, replied.message_id);
     const asked = this.asked.get(promptKey);
-    if (!asked) return false;
+    if (!asked) {
+      // A prompt of this bot's from before a restart: the reply is for it, not a message to answer.
+      if (!replied.from?.is_bot || !replied.text?.includes(PROMPT_WORDS) || !this.isOwn(replied)) return false;
+      await this.reply(message, FORGOTTEN_PROMPT);
+      return true;
+    }
     if (String(message.from.id) !== asked.clickerId) {
       await this.reply(message, `Only ${asked.clickerName} was asked for this reason; nothing was decided. To deny with a reason of your own, use the card's “Deny with reason…” button.`);
       return true;
@@ -143,6 +158,12 @@ export class ReasonReplies {
     }
     if (outcome.status !== "accepted") await this.reply(message, outcome.message);
     return true;
+  }
+
+  /** Whether `message` was sent by this bot (when the bot's id is not known yet, any bot's counts). */
+  private isOwn(message: { from?: { id: number } }): boolean {
+    const own = this.deps.botId?.();
+    return own === undefined || String(message.from?.id) === String(own);
   }
 
   private async reply(to: TelegramMessage, text: string): Promise<void> {

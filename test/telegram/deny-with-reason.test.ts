@@ -9,7 +9,8 @@ import type { IngressEnvelope } from "../../src/envelope.ts";
 import { runDenyWithReasonContract } from "../contract/deny-reason-contract.ts";
 import { withPacing } from "../support/fast-pacing.ts";
 import type { TgMessage } from "../emulators/telegram/index.ts";
-import { createTelegramHarness, HARNESS_GROUP, type TelegramHarness } from "./harness.ts";
+import { createTelegramAdapter } from "../../adapters/telegram/index.ts";
+import { createTelegramHarness, HARNESS_GROUP, memoryOffsetStore, type TelegramHarness } from "./harness.ts";
 import { asksForReplyFrom, withTelegramReasonForms } from "./reason-forms.ts";
 import { RecordingSink } from "./recording-sink.ts";
 
@@ -123,6 +124,26 @@ describe("Telegram reason prompt", () => {
     await reply.delivered;
     const told = await until(() => h!.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === reply.message.message_id));
     expect(told.text).toBe("This approval has expired; nothing was run. Ask the bot again.");
+  });
+
+  it("after a restart, answers a reply to the prompt asked before it: nothing decided, use the card again; not a message for the bot", async () => {
+    const { h, prompt } = await withPrompt();
+    await h.adapter.stop();
+    const restarted = createTelegramAdapter({ token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), pollTimeoutSeconds: 1, retryDelayMs: 50 });
+    const sink = new RecordingSink();
+    await restarted.start(sink);
+    try {
+      const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
+      await reply.delivered;
+      const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === reply.message.message_id));
+      expect(told.text).toMatch(/^I restarted after asking for this reason, so it was not recorded and nothing was decided\. .*“Deny with reason…”/);
+      expect(told.message_thread_id).toBe(5);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sink.clicks).toEqual([]);
+      expect(sink.envelopes).toEqual([]);
+    } finally {
+      await restarted.stop();
+    }
   });
 
   it("still answers /stop sent as a reply to the prompt as a command", async () => {
