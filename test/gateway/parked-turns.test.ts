@@ -141,6 +141,30 @@ describe("parked turns", () => {
     expect(mb.texts(env).join("\n")).not.toMatch(/memo written/);
   });
 
+  it("ends a turn parked before a restart on /stop after it, and on /new: nothing runs", async () => {
+    mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
+    routeModel(mb.tb.model, [
+      { when: "write the memo", first: WRITE("memo.txt"), then: { text: "memo written" } },
+      { when: "write the note", first: WRITE("note.txt"), then: { text: "note written" } },
+    ]);
+    const memo = await mb.channel.say("write the memo");
+    const note = await mb.channel.say("write the note", { conversationId: "room-2" });
+    await eventually(() => mb!.channel.openCards().length === 2 || undefined, "two cards");
+    const [memoCard, noteCard] = ["memo", "note"].map((w) => mb!.channel.openCards().find((m) => m.conversationId === (w === "memo" ? memo : note).replyTo.conversationId)!.card!);
+    await mb.tb.restart();
+    await quietFor(300);
+    await mb.channel.say("/stop", { threadId: memo.conversation.threadId });
+    await mb.waitFor(memo, "Stopped.");
+    await mb.channel.say("/new", { conversationId: "room-2", threadId: note.conversation.threadId });
+    await mb.waitFor(note, "Cancelled the task waiting for approval of write_file");
+    await eventually(() => mb!.channel.openCards().length === 0 || undefined, "both cards closed");
+    for (const card of [memoCard!, noteCard!]) expect((await mb.channel.click(card.approvalId, "approve", "u-alice")).status).toBe("expired");
+    await quietFor(200);
+    expect(existsSync(path.join(mb.tb.dataDir, "workspace", "memo.txt"))).toBe(false);
+    expect(existsSync(path.join(mb.tb.dataDir, "workspace", "note.txt"))).toBe(false);
+    expect(mb.tb.bot.gateway.status()).toMatchObject({ runningTurns: 0, parkedTurns: 0 });
+  });
+
   it("queues a message sent in a thread whose turn is parked, and answers it after the resumed turn", async () => {
     mb = await startMemoryBot({ channel: { capabilities: { inlineApproval: true } }, configure: (c) => void (c.approval.timeoutMs = 60_000) });
     routeModel(mb.tb.model, [{ when: "write the plan", first: WRITE("plan.txt"), then: { text: "plan written" } }]);
