@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sessionKeyOf } from "../../src/envelope.ts";
+import { parseBotCommand, sessionKeyOf } from "../../src/envelope.ts";
 import { ALICE, GENERAL, createSlackHarness, type SlackHarness } from "./harness.ts";
 import { RecordingSink, settle, until } from "./support.ts";
 
@@ -92,6 +92,13 @@ describe("Slack inbound (Socket Mode)", () => {
     await h.userSays("/stop", { threadId: first.threadId, mention: false });
     const env = await until(() => sink.envelopes.find((e) => e.text === "/stop"));
     expect(env.conversation.threadId).toBe(first.threadId);
+  });
+
+  it("reads /stop written after the bot's mention (as Slack's client lets it be sent) as the command", async () => {
+    const first = await h.userSays("work");
+    await h.userSays("/stop", { threadId: first.threadId, mention: true });
+    const env = await until(() => sink.envelopes.find((e) => e.conversation.threadId === first.threadId && e.text !== "work"));
+    expect(parseBotCommand(env.text)).toBe("stop");
   });
 
   it("turns the /gatehouse slash command into a bot command envelope", async () => {
