@@ -205,13 +205,26 @@ export class TurnDriver {
     };
     const computing = (work: (away: AwayFromSlot) => Promise<TurnResult>) =>
       lanes.compute(async (away) => {
-        const indicator = (typing = keepTyping(runtime.port, env.replyTo, log));
+        let indicator = (typing = keepTyping(runtime.port, env.replyTo, log));
         let answering = false;
+        let over = false;
+        // A tool's question to a person: no "typing…" while they think; it comes back when the tool goes on.
+        const awayQuietly: AwayFromSlot = (wait) =>
+          away(async () => {
+            indicator.clear();
+            try {
+              return await wait();
+            } finally {
+              indicator.stop();
+              if (!over) indicator = typing = keepTyping(runtime.port, env.replyTo, log);
+            }
+          });
         try {
-          const result = await work(away);
+          const result = await work(awayQuietly);
           answering = result.status !== "parked";
           return result;
         } finally {
+          over = true;
           // No indicator while a person is waited for; after the last step it goes with the answer.
           if (answering) indicator.stop();
           else indicator.clear();

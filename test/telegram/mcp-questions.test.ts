@@ -20,14 +20,14 @@ afterEach(async () => {
   tb = harness = undefined;
 });
 
-async function start(slots?: number): Promise<{ h: TelegramHarness; tb: TestBot }> {
+async function start(slots?: number, timeoutMs = 15_000): Promise<{ h: TelegramHarness; tb: TestBot }> {
   harness = await createTelegramHarness({ emulator: { limits: { groupPerMinute: 1000 } } });
   const h = withPacing(harness, 50) as TelegramHarness;
   tb = await startTestBot({
     adapters: [h.adapter],
     configure: (config) => {
       config.tools.profile = "full";
-      config.approval.timeoutMs = 15_000;
+      config.approval.timeoutMs = timeoutMs;
       if (slots !== undefined) config.gateway.maxConcurrentTurns = slots;
       config.telegram.access = { ...config.telegram.access, users: ["*"], conversations: ["*"] };
       config.mcp = McpConfigSchema.parse({ servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], readOnlyTools: ["deploy"] } } });
@@ -66,20 +66,28 @@ describe("an MCP server's question in a Telegram chat", () => {
     expect(tb.model.requests.filter((r) => JSON.stringify(r.body).includes("first release") && !JSON.stringify(r.body).includes("deploying"))).toHaveLength(0);
   });
 
-  it("holds no slot while the question waits: with one slot, another chat is answered, then the tool goes on", async () => {
-    const { h } = await start(1);
+  it("holds no slot and shows no typing while the question waits: with one slot, another chat is answered, then the tool goes on", async () => {
+    const { h } = await start(1, 60_000);
     const posted = await h.userSays("please deploy the build", { userId: "4242" });
     const thread = () => h.botMessages(posted.conversationId, posted.threadId);
     const choice = await eventually(async () => (await thread()).find(withButton("production")), "the environment question");
     // The only slot is free while the requester thinks: someone else's message is answered now.
     const other = await h.userSays("what is up", { userId: "5151", dm: true });
     await eventually(async () => (await h.botMessages(other.conversationId)).find((m) => m.text.includes("answer to: what is up")), "the other chat's answer");
+    // No "typing…" in the asking chat while the person thinks (it is refreshed every 4 s while the bot works).
+    const typingIn = (chat: string) => h.emulator.callsOf("sendChatAction").filter((c) => String(c.params.chat_id) === chat).length;
+    const typedBefore = typingIn(posted.conversationId);
+    await quietFor(4500);
+    expect(typingIn(posted.conversationId)).toBe(typedBefore);
     await h.click(choice, choice.buttons.find((b) => b.label.includes("production"))!.payload, "4242");
     await eventually(async () => (await thread()).find((m) => m.text.includes("Release note")), "the note question");
     await h.userSays("first release", { userId: "4242" });
     const review = await eventually(async () => (await thread()).find(withButton("Send")), "the review of the answers");
+    // Still no typing between the steps of the question; it comes back once the tool goes on.
+    expect(typingIn(posted.conversationId)).toBe(typedBefore);
     await h.click(review, review.buttons.find((b) => b.label.includes("Send"))!.payload, "4242");
     await eventually(async () => (await thread()).find((m) => m.text.includes("The deploy tool has answered.")), "the answer");
+    expect(typingIn(posted.conversationId)).toBeGreaterThan(typedBefore);
   });
 
   it("tells the server it was cancelled when the requester stops the turn", async () => {
