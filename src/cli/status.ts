@@ -127,7 +127,8 @@ function rawSecrets(): string[] {
 function describeActivity(snapshot: StatusSnapshot | undefined): string[] {
   if (!snapshot) return [];
   const parked = snapshot.parkedTurns ? `, ${snapshot.parkedTurns} parked (waiting for a person)` : "";
-  return [row("Sessions", `${snapshot.sessionsSeen} seen since start`), row("Turns", `${snapshot.runningTurns} running${parked}`)];
+  const asking = snapshot.askingTurns ? `, ${snapshot.askingTurns} waiting for an answer to a tool's question` : "";
+  return [row("Sessions", `${snapshot.sessionsSeen} seen since start`), row("Turns", `${snapshot.runningTurns} running${parked}${asking}`)];
 }
 
 function describeLastError(snapshot: StatusSnapshot | undefined): string {

@@ -38,6 +38,10 @@ export async function answerCommand(command: Exclude<BotCommand, "always">, env:
       const secs = Math.round((Date.now() - running.waitingFor.since) / 1000);
       return said(`Waiting ${secs}s for approval of ${running.waitingFor.tool ?? "a tool"} for: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
     }
+    if (running.asking) {
+      const secs = Math.round((Date.now() - running.asking.since) / 1000);
+      return said(`Waiting ${secs}s for an answer to the question above, for: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
+    }
     const secs = Math.round((Date.now() - running.startedAt) / 1000);
     return said(`Working for ${secs}s on: "${what}" (ref ${running.traceId}). ${queued} waiting.`);
   }

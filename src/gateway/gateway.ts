@@ -467,8 +467,11 @@ export class Gateway {
   }
 
   /** Running turns and waiting messages, for status. */
-  status(): { runningTurns: number; parkedTurns: number; pendingApprovals: number } {
-    return { runningTurns: this.lanes.runningCount, parkedTurns: this.lanes.parkedCount, pendingApprovals: this.o.approvals.pendingCount };
+  status(): { runningTurns: number; parkedTurns: number; askingTurns: number; pendingApprovals: number } {
+    return {
+      runningTurns: this.lanes.runningCount, parkedTurns: this.lanes.parkedCount, askingTurns: this.lanes.askingCount,
+      pendingApprovals: this.o.approvals.pendingCount,
+    };
   }
 
   /**

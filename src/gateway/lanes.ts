@@ -17,6 +17,8 @@ export interface RunningTurn {
   text: string;
   /** Set while the turn is parked: the approval it waits for. */
   waitingFor?: { approvalId: string; tool?: string; since: number };
+  /** Set while a running tool's question waits for a person (the turn holds no slot meanwhile). */
+  asking?: { since: number };
   /** `/new` while parked: the turn ends without adding to the (reset) history or answering. */
   discard?: boolean;
 }
@@ -146,16 +148,25 @@ export class SessionLanes {
     return this.slots.concurrency;
   }
 
-  /** Turns that compute now or wait for a slot (parked turns are not counted). */
+  /** Turns that compute now or wait for a slot (parked turns, and turns whose tool waits for an answer, are not counted). */
   get runningCount(): number {
     let n = 0;
-    for (const t of this.runningTurns.values()) if (!t.waitingFor) n++;
+    for (const t of this.runningTurns.values()) if (!t.waitingFor && !t.asking) n++;
+    return n;
+  }
+
+  /** Turns whose running tool waits for a person's answer to its question. */
+  get askingCount(): number {
+    let n = 0;
+    for (const t of this.runningTurns.values()) if (t.asking) n++;
     return n;
   }
 
   /** Turns parked for a person. */
   get parkedCount(): number {
-    return this.runningTurns.size - this.runningCount;
+    let n = 0;
+    for (const t of this.runningTurns.values()) if (t.waitingFor) n++;
+    return n;
   }
 
   /** Sessions with a lane in memory (a lane is dropped when its last job ends). */
@@ -174,7 +185,7 @@ export class SessionLanes {
    */
   async settled(): Promise<void> {
     const parkedOrIdle = ([key, lane]: [string, PQueue]) => lane.size + lane.pending === 0 || this.runningTurns.get(key)?.waitingFor !== undefined;
-    while (this.runningCount > 0 || this.slots.size + this.slots.pending > 0 || ![...this.lanes].every(parkedOrIdle)) {
+    while (this.runningCount + this.askingCount > 0 || this.slots.size + this.slots.pending > 0 || ![...this.lanes].every(parkedOrIdle)) {
       await new Promise((r) => setTimeout(r, SETTLED_CHECK_MS));
     }
   }

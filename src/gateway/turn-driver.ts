@@ -209,12 +209,15 @@ export class TurnDriver {
         let answering = false;
         let over = false;
         // A tool's question to a person: no "typing…" while they think; it comes back when the tool goes on.
+        let asking = 0;
         const awayQuietly: AwayFromSlot = (wait) =>
           away(async () => {
             indicator.clear();
+            if (asking++ === 0) running.asking = { since: Date.now() };
             try {
               return await wait();
             } finally {
+              if (--asking === 0) running.asking = undefined;
               indicator.stop();
               if (!over) indicator = typing = keepTyping(runtime.port, env.replyTo, log);
             }

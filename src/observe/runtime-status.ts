@@ -20,6 +20,8 @@ export interface StatusSnapshot {
   runningTurns: number;
   /** Turns parked for a person (absent in snapshots of earlier versions). */
   parkedTurns?: number;
+  /** Turns whose running tool waits for a person's answer (absent in snapshots of earlier versions). */
+  askingTurns?: number;
   pendingApprovals: number;
   sessionsSeen: number;
   mcp: Array<{ name: string; state: string; tools: string[]; lastError?: string }>;
@@ -30,7 +32,7 @@ interface StatusSources {
   channels: string[];
   health?: () => Array<{ channel: string; ok: boolean; detail?: string }>;
   model: string;
-  gateway: { status(): { runningTurns: number; parkedTurns?: number; pendingApprovals: number } };
+  gateway: { status(): { runningTurns: number; parkedTurns?: number; askingTurns?: number; pendingApprovals: number } };
   mcp: { status(): Array<{ name: string; state: string; tools: string[]; lastError?: string }> };
 }
 
@@ -88,7 +90,7 @@ export class RuntimeStatus {
     const snapshot: StatusSnapshot = {
       pid: process.pid, startedAt: this.startedAt, updatedAt: new Date().toISOString(), channels: this.sources.channels,
       unhealthy: (this.sources.health?.() ?? []).filter((h) => !h.ok).map((h) => ({ channel: h.channel, detail: h.detail ?? "not connected" })),
-      model: this.sources.model, runningTurns: s.runningTurns, parkedTurns: s.parkedTurns, pendingApprovals: s.pendingApprovals,
+      model: this.sources.model, runningTurns: s.runningTurns, parkedTurns: s.parkedTurns, askingTurns: s.askingTurns, pendingApprovals: s.pendingApprovals,
       sessionsSeen: this.sessionsSeen, mcp: this.sources.mcp.status(), lastError: this.lastError,
     };
     try {

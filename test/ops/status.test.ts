@@ -70,13 +70,13 @@ describe("gatehouse status", () => {
     const now = new Date().toISOString();
     const snapshot: StatusSnapshot = {
       pid: process.pid, startedAt: now, updatedAt: now, channels: ["console", "slack"], model: "the built-in demo model (a short script, not an LLM)",
-      runningTurns: 1, parkedTurns: 2, pendingApprovals: 2, sessionsSeen: 3, mcp: [],
+      runningTurns: 1, parkedTurns: 2, askingTurns: 1, pendingApprovals: 2, sessionsSeen: 3, mcp: [],
       unhealthy: [{ channel: "slack", detail: "the app token was revoked" }],
     };
     writeFileSync(path.join(dataDir, "gatehouse.pid"), String(process.pid));
     writeFileSync(path.join(dataDir, "status.json"), JSON.stringify(snapshot));
     const result = await runCli(["status"], { GATEHOUSE_DATA_DIR: dataDir, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
-    expect(result.stdout).toMatch(/^Turns: +1 running, 2 parked \(waiting for a person\)$/m);
+    expect(result.stdout).toMatch(/^Turns: +1 running, 2 parked \(waiting for a person\), 1 waiting for an answer to a tool's question$/m);
     expect(result.stdout).toMatch(/^Model: +\S+ at http:\/\/127\.0\.0\.1:9\/v1; running: the built-in demo model \(a short script, not an LLM\)$/m);
     expect(result.stdout).toMatch(/^ {12}slack: NOT CONNECTED: the app token was revoked$/m);
     expect(result.stdout).not.toMatch(/^:/m);

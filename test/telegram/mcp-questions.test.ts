@@ -67,7 +67,7 @@ describe("an MCP server's question in a Telegram chat", () => {
   });
 
   it("holds no slot and shows no typing while the question waits: with one slot, another chat is answered, then the tool goes on", async () => {
-    const { h } = await start(1, 60_000);
+    const { h, tb } = await start(1, 60_000);
     const posted = await h.userSays("please deploy the build", { userId: "4242" });
     const thread = () => h.botMessages(posted.conversationId, posted.threadId);
     const choice = await eventually(async () => (await thread()).find(withButton("production")), "the environment question");
@@ -79,6 +79,9 @@ describe("an MCP server's question in a Telegram chat", () => {
     const typedBefore = typingIn(posted.conversationId);
     await quietFor(4500);
     expect(typingIn(posted.conversationId)).toBe(typedBefore);
+    expect(tb.bot.gateway.status()).toMatchObject({ runningTurns: 0, parkedTurns: 0, askingTurns: 1 });
+    await h.userSays("/status", { userId: "4242" });
+    await eventually(async () => (await thread()).find((m) => /^Waiting \d+s for an answer to the question above, for: "please deploy the build"/.test(m.text)), "/status while the question waits");
     await h.click(choice, choice.buttons.find((b) => b.label.includes("production"))!.payload, "4242");
     await eventually(async () => (await thread()).find((m) => m.text.includes("Release note")), "the note question");
     await h.userSays("first release", { userId: "4242" });
@@ -88,6 +91,7 @@ describe("an MCP server's question in a Telegram chat", () => {
     await h.click(review, review.buttons.find((b) => b.label.includes("Send"))!.payload, "4242");
     await eventually(async () => (await thread()).find((m) => m.text.includes("The deploy tool has answered.")), "the answer");
     expect(typingIn(posted.conversationId)).toBeGreaterThan(typedBefore);
+    expect(tb.bot.gateway.status()).toMatchObject({ askingTurns: 0 });
   });
 
   it("tells the server it was cancelled when the requester stops the turn", async () => {
