@@ -371,7 +371,7 @@ export class Gateway {
 
   /** Posts the answer of a turn that finished just before the previous process stopped. */
   private async postAnswer(traceId: string, record: InflightRecord): Promise<void> {
-    this.o.observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
+    if (!record.posted) this.o.observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
     try {
       await postLeftAnswer(this.o, record, traceId);
     } catch (err) {

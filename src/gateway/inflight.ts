@@ -5,7 +5,7 @@
  *   - `deferred`: it was still queued when shutdown began, so it never started: it runs as if it had
  *     just arrived;
  *   - `answer`: its turn finished (the history and this mark were stored together) but the answer may
- *     not be out: it is posted;
+ *     not be out: it is posted (unless `posted` says it is), and the status message finished;
  *   - neither, and the store holds no record of its turn: the process stopped before the turn's first
  *     checkpoint, so nothing that may not run twice has run: it starts over, once (`restarted`);
  *     cut off again, or unreadable, it is reported to its sender as not finished.
@@ -43,6 +43,8 @@ export interface InflightRecord {
   /** How the turn ended, and its status message as it stood then (TaskProgress.snapshotNow), with the answer. */
   status?: TurnStatus;
   progress?: string;
+  /** The answer is out; only the status message's last edit may not be. */
+  posted?: boolean;
 }
 
 /** The record of a message accepted at `at`. */
@@ -59,13 +61,13 @@ export function answeredRecord(env: IngressEnvelope, sessionKey: string, at: num
 }
 
 /**
- * Posts the answer of a turn that finished just before the previous process stopped, then finishes
- * the status message it left (as the turn did: the answer first, the summary in the next edit).
- * Resolves once the answer is out: the summary goes out in its own time (a platform may hold edits
- * back), and nothing waits for it.
+ * Posts the answer of a turn that finished just before the previous process stopped (unless it was
+ * out already), then finishes the status message it left (as the turn did: the answer first, the
+ * summary in the next edit). Resolves once the answer is out: the summary goes out in its own time
+ * (a platform may hold edits back), and nothing waits for it.
  */
 export async function postLeftAnswer(deps: { store: Store; delivery: Delivery }, record: InflightRecord, traceId: string): Promise<void> {
-  await deps.delivery.send(record.replyTo, record.answer!, "reply", traceId);
+  if (!record.posted) await deps.delivery.send(record.replyTo, record.answer!, "reply", traceId);
   await deps.store.deleteValue(`${TASK_PROGRESS}${traceId}`).catch(() => {});
   if (record.progress !== undefined) void deps.delivery.taskProgress(record.replyTo, traceId, record.progress).finish(record.status ?? "done");
 }

@@ -340,7 +340,7 @@ export class ReplicaSessions {
     const record = readInflight(value);
     if (!record) throw new Error("its record is unreadable");
     if (record.answer !== undefined) {
-      observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
+      if (!record.posted) observer.emit({ event: "reply.resent", traceId, sessionKey: record.sessionKey });
       await postLeftAnswer({ store, delivery }, record, traceId);
       return;
     }

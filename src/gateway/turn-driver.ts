@@ -287,10 +287,16 @@ export class TurnDriver {
       });
       // The answer leaves through the thread's queue after the turn lets go of its lane; the status
       // message's summary follows in its next edit slot.
-      void progress.finish(result.status);
+      let statusShown = shownAtEnd === undefined;
+      const statusEnded = progress.finish(result.status).then(() => void (statusShown = true));
       const posted = (answered = this.answer(env, text)).then(async (delivered) => {
         observer.emit({ event: delivered ? "reply.delivered" : "reply.failed", traceId, sessionKey, status: result.status });
-        await store.deleteValue(`${INFLIGHT}${traceId}`).catch(() => {});
+        const key = `${INFLIGHT}${traceId}`;
+        if (statusShown || !delivered) return store.deleteValue(key).catch(() => {});
+        // The answer is out, the status message's last edit not yet: the mark says so until it is,
+        // so that a restart in between finishes the status message without posting the answer again.
+        await store.setValue(key, JSON.stringify({ ...mark, posted: true })).catch(() => {});
+        void statusEnded.then(() => store.deleteValue(key).catch(() => {}));
       });
       if (options.awaitAnswer) await posted;
       return "finished";

@@ -295,6 +295,36 @@ describe("a crash while a message is being answered", () => {
     }
   });
 
+  it("a status message whose last edit the platform held back at SIGKILL, after the answer was out, is finished after the restart; the answer is not sent again", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    model.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "it is noon somewhere" });
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    // The status message's edit (after the answer, in the chat's next slot) gets an hour's wait.
+    telegram.failNext("editMessageText", { status: 429, retryAfter: 3600 }, 1);
+    await telegram.userMessage({ text: "what time is it?", from: { id: 6868 } }).delivered;
+    const texts = () => telegram.botMessages(6868).map((m) => m.text ?? "");
+    await waitUntil(() => expect(texts()).toContain("it is noon somewhere"), { timeout: 10_000 });
+    await waitUntil(() => expect(telegram.callsOf("editMessageText")).toHaveLength(1), { timeout: 10_000 });
+    const status = telegram.botMessages(6868).find((m) => /current_time/.test(m.text ?? ""))!;
+    expect(status.text).not.toMatch(/1 step in/);
+    // A moment for the bot to note that the answer is out.
+    await new Promise((r) => setTimeout(r, 300));
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+
+    const second = startBotProcess(env, { dataDir: first.dataDir });
+    bots.push(second);
+    await waitUntil(() => expect(telegram.botMessages(6868).find((m) => m.message_id === status.message_id)!.text).toMatch(/✅ current_time[\s\S]*1 step in/), { timeout: 15_000 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(texts().filter((t) => t === "it is noon somewhere")).toHaveLength(1);
+    expect(model.requests).toHaveLength(2);
+    rmSync(first.dataDir, { recursive: true, force: true });
+  });
+
   it("a message cut off by a second crash is reported as not finished instead of starting a third time", async () => {
     model = await startOpenAIEmulator();
     telegram = await startTelegramEmulator();
