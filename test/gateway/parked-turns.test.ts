@@ -150,7 +150,8 @@ describe("parked turns", () => {
     const memo = await mb.channel.say("write the memo");
     const note = await mb.channel.say("write the note", { conversationId: "room-2" });
     await eventually(() => mb!.channel.openCards().length === 2 || undefined, "two cards");
-    const [memoCard, noteCard] = ["memo", "note"].map((w) => mb!.channel.openCards().find((m) => m.conversationId === (w === "memo" ? memo : note).replyTo.conversationId)!.card!);
+    const cardIn = (env: typeof memo) => mb!.channel.openCards().find((m) => m.conversationId === env.replyTo.conversationId)!.card!;
+    const cards = [cardIn(memo), cardIn(note)];
     await mb.tb.restart();
     await quietFor(300);
     await mb.channel.say("/stop", { threadId: memo.conversation.threadId });
@@ -158,7 +159,7 @@ describe("parked turns", () => {
     await mb.channel.say("/new", { conversationId: "room-2", threadId: note.conversation.threadId });
     await mb.waitFor(note, "Cancelled the task waiting for approval of write_file");
     await eventually(() => mb!.channel.openCards().length === 0 || undefined, "both cards closed");
-    for (const card of [memoCard!, noteCard!]) expect((await mb.channel.click(card.approvalId, "approve", "u-alice")).status).toBe("expired");
+    for (const card of cards) expect((await mb.channel.click(card.approvalId, "approve", "u-alice")).status).toBe("expired");
     await quietFor(200);
     expect(existsSync(path.join(mb.tb.dataDir, "workspace", "memo.txt"))).toBe(false);
     expect(existsSync(path.join(mb.tb.dataDir, "workspace", "note.txt"))).toBe(false);
