@@ -15,7 +15,7 @@ import { migratePostgres } from "./postgres-migrations.ts";
 import { APPROVAL_COLUMNS, AUDIT_COLUMNS, PG, RECEIPT_COLUMNS } from "./postgres-statements.ts";
 import { alwaysFromRow, alwaysValues, type AlwaysRow } from "./always-rows.ts";
 import {
-  approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams,
+  approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams, sameSignedReceipt,
   turnFromRow, voteFromRow, type ApprovalRow, type ApprovalVoteRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import type {
@@ -174,9 +174,9 @@ class PostgresStore implements Store {
     const inserted = new Set(rows.map((r) => r.id));
     for (const receipt of receipts) {
       if (inserted.has(receipt.id)) continue;
-      // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
+      // The same signed receipt saved again is harmless; a different one under a used id is a bug.
       const [row] = (await client.query<ReceiptRow>(PG.getReceipt, [receipt.id])).rows;
-      if (!row || !sameReceipt(receiptFromRow(row), receipt)) {
+      if (!row || !sameSignedReceipt(receiptFromRow(row), receipt)) {
         throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
       }
     }
@@ -374,8 +374,4 @@ class PostgresStore implements Store {
 /** PostgreSQL reads LIMIT NULL as "no limit". */
 function limitOrAll(limit: number | undefined): number | null {
   return limit === undefined ? null : Math.max(0, Math.floor(limit));
-}
-
-function sameReceipt(a: ReceiptRecord, b: ReceiptRecord): boolean {
-  return (Object.keys(a) as (keyof ReceiptRecord)[]).every((k) => a[k] === b[k]);
 }

@@ -237,6 +237,16 @@ export function receiptFromRow(row: ReceiptRow): ReceiptRecord {
   };
 }
 
+/**
+ * Whether a stored receipt vouches for the same thing as one about to be saved under its id: the
+ * same tool, arguments, output and time, signed alike. Two calls that ran identically in the same
+ * millisecond (on two replicas) share one receipt; which call the row names is then the first's.
+ */
+export function sameSignedReceipt(stored: ReceiptRecord, saving: ReceiptRecord): boolean {
+  return stored.at === saving.at && stored.tool === saving.tool && stored.argsCanonical === saving.argsCanonical &&
+    stored.outputHash === saving.outputHash && stored.mac === saving.mac;
+}
+
 export interface TurnRow {
   turn_id: string;
   session_key: string;

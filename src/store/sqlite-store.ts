@@ -12,7 +12,7 @@ import { HistoryCache } from "./history-cache.ts";
 import { decodeMessage, encodeMessage } from "./message-codec.ts";
 import { assertSchemaNotNewer, migrate, StoreVersionError } from "./migrations.ts";
 import {
-  approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams,
+  approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams, sameSignedReceipt,
   turnFromRow, voteFromRow, type ApprovalRow, type ApprovalVoteRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
@@ -268,9 +268,9 @@ class SqliteStore implements Store {
   #insertReceipts(receipts: ReceiptRecord[]): void {
     for (const receipt of receipts) {
       if (this.#q.insertReceipt.run(receiptParams(receipt)).changes === 1) continue;
-      // Saving the same receipt twice is harmless; a different receipt under a used id is a bug.
+      // The same signed receipt saved again is harmless; a different one under a used id is a bug.
       const existing = this.#q.getReceipt.get({ id: receipt.id }) as ReceiptRow | undefined;
-      if (!existing || !sameReceipt(receiptFromRow(existing), receipt)) {
+      if (!existing || !sameSignedReceipt(receiptFromRow(existing), receipt)) {
         throw new Error(`A different receipt with id ${receipt.id} is already stored.`);
       }
     }
@@ -381,8 +381,4 @@ class SqliteStore implements Store {
 /** SQLite reads a negative LIMIT as "no limit". */
 function limitOrAll(limit: number | undefined): number {
   return limit === undefined ? -1 : Math.max(0, Math.floor(limit));
-}
-
-function sameReceipt(a: ReceiptRecord, b: ReceiptRecord): boolean {
-  return (Object.keys(a) as (keyof ReceiptRecord)[]).every((k) => a[k] === b[k]);
 }

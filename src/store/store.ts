@@ -256,8 +256,9 @@ export interface Store {
   readAuditLog(page?: { afterRow?: number; limit?: number }): Promise<LoggedAuditEntry[]>;
 
   /**
-   * Saves receipts, in one transaction. Saving a receipt again is harmless; a different receipt
-   * under a used id throws and saves none of them.
+   * Saves receipts, in one transaction. Saving a receipt again is harmless, also for another call
+   * (one signed for the same tool, arguments, output and time); a different receipt under a used
+   * id throws and saves none of them.
    */
   saveReceipts(receipts: ReceiptRecord[]): Promise<void>;
   getReceipt(id: string): Promise<ReceiptRecord | undefined>;

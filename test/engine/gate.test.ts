@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
@@ -6,6 +6,8 @@ import { engineFixture, lastToolResult, probeTool, toolMessages, type EngineFixt
 import { createNonInteractiveApprovals } from "../../src/approval/non-interactive.ts";
 import { formatReceipt, loadOrCreateReceiptKey, parseReceipt, signReceipt, verifyReceipt } from "../../src/observe/receipts.ts";
 import { progressLine } from "../../src/observe/progress.ts";
+import { createReceiptSigner } from "../../src/observe/receipt-signer.ts";
+import { loadConfig } from "../../src/config/load.ts";
 
 let fx: EngineFixture;
 afterEach(async () => fx?.close());
@@ -252,6 +254,28 @@ describe("when receipts are stored", () => {
     expect(lastToolResult(fx.emu, 3)).toBe("current_time,count_receipts");
     // The last read's receipt went with the turn's end.
     expect((await fx.store.listReceipts()).map((r) => r.tool).sort()).toEqual(["count_receipts", "count_receipts", "current_time", "current_time"]);
+  });
+});
+
+describe("receipts of identical executions", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("answers two conversations whose same read gave the same output in the same millisecond, each with its own receipt", async () => {
+    const read = probeTool("same_read", { output: () => "42 items" });
+    fx = await engineFixture({ tools: [read.tool], policy: { profile: "full" } });
+    const config = loadConfig({ cwd: fx.dir, env: { GATEHOUSE_DATA_DIR: "data" } });
+    fx.exec.receipts = createReceiptSigner(config);
+    // The clock stands still: both executions and their signing happen "at once", as under load.
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-12-01T10:00:00Z") });
+    for (const channel of ["slack", "telegram"]) {
+      fx.emu.script({ toolCalls: [{ name: "same_read", arguments: '{"value":"x"}' }] }, { text: `counted in ${channel}` });
+      const { outcome } = await fx.turn("count them", { channel });
+      expect(outcome.status).toBe("done");
+      expect(outcome.text).toBe(`counted in ${channel}`);
+    }
+    const receipts = await fx.store.listReceipts();
+    expect(receipts.map((r) => r.sessionKey).sort()).toEqual(["slack:c1", "telegram:c1"]);
+    expect(new Set(receipts.map((r) => r.id)).size).toBe(2);
   });
 });
 

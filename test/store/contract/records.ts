@@ -69,6 +69,14 @@ export function describeRecordsContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("takes the same signed receipt from another call (the same execution in the same millisecond) and keeps the first", async () => {
+      const store = await openFresh(harness);
+      await store.saveReceipts([receipt]);
+      await store.saveReceipts([{ ...receipt, sessionKey: "telegram:99", callId: "call-other" }]);
+      expect(await store.listReceipts()).toEqual([receipt]);
+      await store.close();
+    });
+
     it("refuses to overwrite a receipt with a different one under the same id, and then saves none of the batch", async () => {
       const store = await openFresh(harness);
       await store.saveReceipts([receipt]);
