@@ -67,19 +67,31 @@ export function alwaysIsRemembered(rule: string): boolean {
 
 const HOOK_RULE = "a before_tool_call hook requires approval";
 
-/** Whether the call needs a person, before asking anyone (used by the repeat guard). */
-export async function requirementOf(
+/**
+ * Whether the call needs a person, before asking anyone (used by the repeat guard). Known at once
+ * unless the policy would ask: only then is the store read for a remembered "Always".
+ */
+export function requirementOf(
   exec: ResolvedExecution,
   state: TurnState,
   tool: AnyTool,
   hookRequired: boolean,
-): Promise<GateRequirement> {
+): GateRequirement | Promise<GateRequirement> {
   if (hookRequired) return { requirement: "prompt", rule: HOOK_RULE };
   const env = state.envelope;
   const subject = { channel: env.channel, senderId: env.sender.id, conversationId: env.conversation.id };
-  // A remembered "Always" can only matter for a call that would ask: the store is read only then.
   const unremembered = approvalRequirement(exec.policy.approval, tool, subject, false);
   if (unremembered.requirement !== "prompt") return unremembered;
+  return rememberedRequirement(exec, state, tool, subject, unremembered);
+}
+
+async function rememberedRequirement(
+  exec: ResolvedExecution,
+  state: TurnState,
+  tool: AnyTool,
+  subject: { channel: string; senderId: string; conversationId: string },
+  unremembered: GateRequirement,
+): Promise<GateRequirement> {
   const remembered = await exec.store.hasAlways(alwaysScope(exec, state), tool.name);
   if (!remembered) return unremembered;
   const withAlways = approvalRequirement(exec.policy.approval, tool, subject, true);
@@ -108,6 +120,9 @@ export type GateStep =
   | { kind: "outcome"; outcome: GateOutcome }
   | { kind: "waiting"; approvalId: string; expiresAt: number };
 
+/** The gate's step for a call that needs no approval: it passes. */
+export const NOT_REQUIRED: GateStep = Object.freeze({ kind: "outcome", outcome: Object.freeze({ pass: true, standing: "not-required", prompted: false }) });
+
 /** Runs the gate for one call whose requirement is known: passes it, or asks the turn's approval manager. */
 export async function passApprovalGate(
   exec: ResolvedExecution,
@@ -115,7 +130,7 @@ export async function passApprovalGate(
   call: GateCall,
   requirement: GateRequirement,
 ): Promise<GateStep> {
-  if (requirement.requirement === "not-required") return { kind: "outcome", outcome: { pass: true, standing: "not-required", prompted: false } };
+  if (requirement.requirement === "not-required") return NOT_REQUIRED;
   const env = state.envelope;
   const tool = call.tool;
   const base = { traceId: state.traceId, sessionKey: state.sessionKey, channel: env.channel, tool, argsHash: call.argsHash };

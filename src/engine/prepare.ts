@@ -12,7 +12,8 @@ import { validateArgs } from "../tools/registry.ts";
 import type { LoopDetector } from "./loop-detector.ts";
 import type { AnyTool, ToolResult } from "../tools/tool.ts";
 import type { Availability } from "./availability.ts";
-import { passApprovalGate, requirementOf, type ApprovalStanding, type GateOutcome } from "./approval-gate.ts";
+import { NOT_REQUIRED, passApprovalGate, requirementOf, type ApprovalStanding, type GateOutcome } from "./approval-gate.ts";
+import type { BeforeToolCallOutcome } from "../policy/hooks.ts";
 import { synthetic } from "./synthetic.ts";
 import type { ParsedCall, ResolvedExecution, TurnState } from "./types.ts";
 
@@ -100,9 +101,11 @@ export async function prepareCall(
   }
 
   // 3.1 before_tool_call hooks: block (sticky), rewrite, or require approval (freezes params).
-  const hooked = await exec.hooks.runBefore({
-    callId: call.id, tool: tool.name, owner: tool.owner, params: call.args, sessionKey: state.sessionKey, senderId: env.sender.id, channel: env.channel,
-  });
+  const hooked: BeforeToolCallOutcome = exec.hooks.hasBefore
+    ? await exec.hooks.runBefore({
+      callId: call.id, tool: tool.name, owner: tool.owner, params: call.args, sessionKey: state.sessionKey, senderId: env.sender.id, channel: env.channel,
+    })
+    : { params: call.args };
   if (hooked.blocked) {
     exec.observer.emit({ event: "hook.blocked", traceId: state.traceId, sessionKey: state.sessionKey, tool: tool.name, hook: hooked.blocked.by });
     await exec.store.appendAudit({
@@ -115,20 +118,23 @@ export async function prepareCall(
   let params = { ...hooked.params };
   if (isDeliveryTool(tool) && params.deliver_to === undefined) params.deliver_to = env.replyTo;
   // 3.3 a model-supplied approval flag never counts.
-  for (const flag of APPROVED_FLAGS) delete params[flag];
+  for (const flag of APPROVED_FLAGS) if (flag in params) delete params[flag];
   const valid = validateArgs(tool, params);
   if (!valid.ok) return done(synthetic.invalidArgs(tool.name, valid.error));
   params = valid.value as Record<string, unknown>;
   p.params = params;
-  const problem = await tool.check?.(params, { workspace: exec.knobs.workspace }).catch((err: Error) => err.message);
-  if (problem) return done(synthetic.invalidArgs(tool.name, problem));
+  if (tool.check) {
+    const problem = await tool.check(params, { workspace: exec.knobs.workspace }).catch((err: Error) => err.message);
+    if (problem) return done(synthetic.invalidArgs(tool.name, problem));
+  }
   // The final arguments in canonical form, computed once: the call hash, the guards and the receipt use it.
   const argsCanonical = canonicalJson(params);
   p.argsCanonical = argsCanonical;
   const argsHash = hashCanonicalCall(tool.name, argsCanonical);
 
   // 3.4 repeat guard: the same prompt-required call asked again after it was not approved ends the turn.
-  const requirement = await requirementOf(exec, state, tool, Boolean(hooked.approvalRequired));
+  const required = requirementOf(exec, state, tool, Boolean(hooked.approvalRequired));
+  const requirement = required instanceof Promise ? await required : required;
   if (requirement.requirement === "prompt" && guards.unapprovedPrompts.has(argsHash) && !(argsHash in batch.decided)) {
     guards.endTurn = `I stopped: the model asked again to run ${tool.name} with the same arguments after it was not approved.`;
     return done(synthetic.interrupted(tool.name));
@@ -148,7 +154,9 @@ export async function prepareCall(
   // stands, so nobody is asked twice about the same call.
   const earlier = batch.decided[argsHash];
   if (earlier) return { kind: "prepared", prepared: finishGate(exec, p, argsHash, { ...earlier, prompted: false }, guards, batch) };
-  const gate = await passApprovalGate(exec, state, { id: call.id, tool: tool.name, owner: tool.owner, params, argsHash }, requirement);
+  const gate = requirement.requirement === "not-required"
+    ? NOT_REQUIRED
+    : await passApprovalGate(exec, state, { id: call.id, tool: tool.name, owner: tool.owner, params, argsHash }, requirement);
   if (gate.kind === "waiting") {
     return { kind: "waiting", waiting: { approvalId: gate.approvalId, expiresAt: gate.expiresAt, params, argsHash, rule: requirement.rule, loopWarning: p.loopWarning } };
   }

@@ -44,6 +44,7 @@ export function toolIds(tool: ToolIdentity): string[] {
 
 /** The first pattern in `patterns` that matches the tool, if any. */
 export function firstMatchingPattern(patterns: readonly string[], tool: ToolIdentity): string | undefined {
+  if (patterns.length === 0) return undefined;
   const ids = toolIds(tool);
   return patterns.find((p) => ids.some((id) => globMatches(p, id)));
 }

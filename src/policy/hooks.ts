@@ -74,16 +74,12 @@ interface Registered<H> {
   appliesTo?: (call: Omit<ToolCallInfo, "params">) => boolean;
 }
 
-/** How many calls' adjusted params are kept for `adjustedParams`. */
-const REMEMBERED_CALLS = 1000;
-
 /** The hooks of one bot; the turn engine calls `runBefore` and `runAfter` for every call. */
 export class HookRegistry {
   private readonly before: Registered<BeforeToolCallHandler>[] = [];
   private readonly after: Registered<AfterToolCallHandler>[] = [];
   /** `before` and `after` in running order, sorted again after a change. */
   private readonly sorted = new Map<Registered<unknown>[], Registered<unknown>[]>();
-  private readonly adjusted = new Map<string, Record<string, unknown>>();
   private readonly log: Logger;
   private seq = 0;
 
@@ -101,7 +97,17 @@ export class HookRegistry {
     return this.add(this.after, name, handler, options);
   }
 
-  /** Runs every before-call handler for `call` and records the params it ends with. */
+  /** Whether a before-call handler is registered (without one, a call's params go through as they are). */
+  get hasBefore(): boolean {
+    return this.before.length > 0;
+  }
+
+  /** Whether an after-call handler is registered. */
+  get hasAfter(): boolean {
+    return this.after.length > 0;
+  }
+
+  /** Runs every before-call handler for `call`; the outcome holds the params it ends with. */
   async runBefore(call: ToolCallInfo): Promise<BeforeToolCallOutcome> {
     let params = call.params;
     let blocked: BeforeToolCallOutcome["blocked"];
@@ -127,7 +133,6 @@ export class HookRegistry {
       }
     }
 
-    this.remember(call.callId, params);
     return { params, ...(blocked && { blocked }), ...(approvalRequired && { approvalRequired }) };
   }
 
@@ -141,20 +146,6 @@ export class HookRegistry {
         const message = err instanceof Error ? err.message : String(err);
         this.log.warn({ hook: hook.name, tool: call.tool, callId: call.callId, err: message }, "after_tool_call hook failed");
       }
-    }
-  }
-
-  /** The params the before-call hooks left for a call (undefined for unknown or long-gone calls). */
-  adjustedParams(callId: string): Record<string, unknown> | undefined {
-    return this.adjusted.get(callId);
-  }
-
-  private remember(callId: string, params: Record<string, unknown>): void {
-    this.adjusted.delete(callId);
-    this.adjusted.set(callId, params);
-    if (this.adjusted.size > REMEMBERED_CALLS) {
-      const oldest = this.adjusted.keys().next().value;
-      if (oldest !== undefined) this.adjusted.delete(oldest);
     }
   }
 

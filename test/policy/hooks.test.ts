@@ -105,14 +105,11 @@ describe("before_tool_call hooks", () => {
     expect(laterRan).toBe(true);
   });
 
-  it("records the adjusted params per call id", async () => {
+  it("ends each call with its own params: rewritten for the call a handler rewrote, as given for the others", async () => {
     const hooks = new HookRegistry();
     hooks.onBeforeToolCall("rewriter", (c) => (c.callId === "call-2" ? { params: { command: "pwd" } } : undefined));
-    await hooks.runBefore(call({ callId: "call-1" }));
-    await hooks.runBefore(call({ callId: "call-2" }));
-    expect(hooks.adjustedParams("call-1")).toEqual({ command: "ls" });
-    expect(hooks.adjustedParams("call-2")).toEqual({ command: "pwd" });
-    expect(hooks.adjustedParams("call-3")).toBeUndefined();
+    expect((await hooks.runBefore(call({ callId: "call-1" }))).params).toEqual({ command: "ls" });
+    expect((await hooks.runBefore(call({ callId: "call-2" }))).params).toEqual({ command: "pwd" });
   });
 
   it("stops running a handler once it is removed", async () => {
