@@ -43,6 +43,7 @@ export interface LoopAttempt {
 const WINDOW = 30;
 
 const RANK: Record<LoopLevel, number> = { ok: 0, warn: 1, block: 2, abort: 3 };
+const OK: LoopVerdict = Object.freeze({ level: "ok" });
 
 /** Watches one turn's tool calls for loops. */
 export class LoopDetector {
@@ -66,20 +67,20 @@ export class LoopDetector {
     this.history.push({ name: call.name, argsCanonical: call.argsCanonical });
     if (this.history.length > WINDOW) this.history.shift();
 
-    const findings: { count: number; reason: string }[] = [];
-    const identical = this.history.filter((a) => same(a, call)).length;
-    findings.push({ count: identical, reason: `${call.name} was called ${identical} times with the same arguments` });
+    let identical = 0;
+    for (const attempt of this.history) if (same(attempt, call)) identical++;
+    let verdict = this.verdictFor(OK, identical, () => `${call.name} was called ${identical} times with the same arguments`);
     const pingPong = this.pingPong();
-    if (pingPong) findings.push(pingPong);
+    if (pingPong) verdict = this.verdictFor(verdict, pingPong.count, () => pingPong.reason);
     const sameOutput = this.sameOutput(call);
-    if (sameOutput) findings.push(sameOutput);
-
-    let verdict: LoopVerdict = { level: "ok" };
-    for (const finding of findings) {
-      const level = this.levelFor(finding.count);
-      if (RANK[level] > RANK[verdict.level]) verdict = { level, reason: finding.reason };
-    }
+    if (sameOutput) verdict = this.verdictFor(verdict, sameOutput.count, () => sameOutput.reason);
     return verdict;
+  }
+
+  /** `verdict`, or the finding's when it ranks higher (the first finding wins a tie). */
+  private verdictFor(verdict: LoopVerdict, count: number, reason: () => string): LoopVerdict {
+    const level = this.levelFor(count);
+    return RANK[level] > RANK[verdict.level] ? { level, reason: reason() } : verdict;
   }
 
   /** Records the output of a call that ran (after `check`); `outputHash`: its sha256 hex, when the caller has it. */
@@ -139,18 +140,23 @@ export class LoopDetector {
    * the current call when their arguments differ (the same arguments are the identical pattern).
    */
   private sameOutput(call: LoopCall): { count: number; reason: string } | undefined {
-    const previous = this.history.slice(0, -1).filter((a) => a.name === call.name);
-    const latest = previous.findLast((a) => a.outputHash !== undefined)?.outputHash;
-    if (latest === undefined) return undefined;
-    const run: LoopAttempt[] = [];
-    for (let i = previous.length - 1; i >= 0; i--) {
-      const hash = previous[i].outputHash;
-      if (hash !== undefined && hash !== latest) break;
-      run.push(previous[i]);
+    // The tool's earlier calls (the current one is last in the history), newest first.
+    const h = this.history;
+    let i = h.length - 2;
+    while (i >= 0 && (h[i]!.name !== call.name || h[i]!.outputHash === undefined)) i--;
+    if (i < 0) return undefined;
+    const latest = h[i]!.outputHash;
+    let run = 0;
+    let otherArguments = false;
+    for (let j = h.length - 2; j >= 0; j--) {
+      const attempt = h[j]!;
+      if (attempt.name !== call.name) continue;
+      if (attempt.outputHash !== undefined && attempt.outputHash !== latest) break;
+      run++;
+      if (attempt.argsCanonical !== call.argsCanonical) otherArguments = true;
     }
-    const argumentSets = new Set([...run.map((a) => a.argsCanonical), call.argsCanonical]);
-    if (argumentSets.size < 2) return undefined;
-    const count = run.length + 1;
+    if (!otherArguments) return undefined;
+    const count = run + 1;
     return { count, reason: `${call.name} was called ${count} times with different arguments and keeps returning the same output` };
   }
 }
