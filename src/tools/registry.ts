@@ -70,12 +70,14 @@ export function toolSpecOf(tool: AnyTool): ToolSpec {
 }
 
 function buildSpec(tool: AnyTool): ToolSpec {
-  const schema: Record<string, unknown> = tool.jsonSchema
-    ? { ...tool.jsonSchema }
+  const source: Record<string, unknown> = tool.jsonSchema
+    ? tool.jsonSchema
     : // "input" describes what the model must send: fields with defaults are optional.
       (z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>);
-  delete schema.$schema;
-  return { name: tool.name, description: tool.description, parameters: schema };
+  const { $schema: _, ...schema } = source;
+  // Serialized into every model request: rebuilt as plain JSON objects, which JSON.stringify takes
+  // on its fast path (objects that had keys deleted, as generated schemas may, take the slow one).
+  return { name: tool.name, description: tool.description, parameters: JSON.parse(JSON.stringify(schema)) as Record<string, unknown> };
 }
 
 /** The outcome of checking a call's arguments against a tool's parameters. */
