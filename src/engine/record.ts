@@ -12,7 +12,33 @@ import type { ReceiptRecord } from "../store/store.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import type { DispatchedCall } from "./dispatch.ts";
 import { isSynthetic } from "./synthetic.ts";
-import type { ResolvedExecution, TurnState } from "./types.ts";
+import type { ReceiptInput, ReceiptSigner, ResolvedExecution, TurnState } from "./types.ts";
+
+/**
+ * The receipts of a turn's calls that are not in the store yet, for the turn's next write
+ * (turn.ts). A receipt nobody is shown is signed then, with the others, for the time its call
+ * finished: the signing is one short loop instead of work between every two model requests.
+ */
+export class PendingReceipts {
+  readonly #signer: ReceiptSigner | undefined;
+  #unsigned: ReceiptInput[] = [];
+
+  constructor(signer: ReceiptSigner | undefined) {
+    this.#signer = signer;
+  }
+
+  add(input: ReceiptInput): void {
+    this.#unsigned.push(input);
+  }
+
+  /** The pending receipts, signed; afterwards none is pending. */
+  take(): ReceiptRecord[] {
+    if (this.#unsigned.length === 0 || !this.#signer) return [];
+    const inputs = this.#unsigned;
+    this.#unsigned = [];
+    return inputs.map((input) => this.#signer!.sign(input));
+  }
+}
 
 /** Keeps the head and tail of `text` within `max` characters, saying how much was cut. */
 export function truncateMiddle(text: string, max: number): string {
@@ -50,13 +76,13 @@ async function bound(exec: ResolvedExecution, state: TurnState, callId: string, 
 /**
  * Records a dispatched batch: tool messages in order, progress events, receipts, after hooks.
  * Receipts go into `unsaved`, for the turn's next write (turn.ts); a receipt shown in the chat is
- * stored before its line goes out, so that whatever the chat shows can be verified.
+ * signed and stored before its line goes out, so that whatever the chat shows can be verified.
  */
 export async function recordResults(
   exec: ResolvedExecution,
   state: TurnState,
   dispatched: DispatchedCall[],
-  unsaved: ReceiptRecord[],
+  unsaved: PendingReceipts,
   /** The sha256 hex of each output, by position, where the caller has it. */
   outputHashes: Array<string | undefined> = [],
 ): Promise<ChatMessage[]> {
@@ -66,24 +92,28 @@ export async function recordResults(
     if (d.ran && d.result.success && exec.receipts) {
       const plain = d.standing === "not-required";
       const args = plain ? d.params : { ...d.params, approved: d.standing };
-      const signed = exec.receipts.sign({
-        sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, argsCanonical: plain ? d.argsCanonical : undefined, output: d.result.output, outputHash: outputHashes[i],
-      });
-      if (exec.receipts.show) await exec.store.saveReceipts([signed]);
-      else unsaved.push(signed);
-      receipt = signed.id;
+      const input: ReceiptInput = {
+        sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, argsCanonical: plain ? d.argsCanonical : undefined,
+        output: d.result.output, outputHash: outputHashes[i], at: Date.now(),
+      };
+      if (exec.receipts.show) {
+        const signed = exec.receipts.sign(input);
+        await exec.store.saveReceipts([signed]);
+        receipt = signed.id;
+      } else unsaved.add(input);
     }
     if (d.ran) {
       state.emit({
         type: "tool.finish", callId: d.call.id, tool: d.call.name, ms: d.ms, success: d.result.success,
         error: d.result.error, receipt: exec.receipts?.show ? receipt : undefined,
       });
-      await exec.hooks.runAfter({
+      if (exec.hooks.hasAfter) await exec.hooks.runAfter({
         callId: d.call.id, tool: d.call.name, params: d.params, sessionKey: state.sessionKey,
         senderId: state.envelope.sender.id, channel: state.envelope.channel, result: d.result, ms: d.ms,
       });
     }
-    let text = await bound(exec, state, d.call.id, resultText(d.result));
+    const whole = resultText(d.result);
+    let text = whole.length <= exec.knobs.maxToolResultChars ? whole : await bound(exec, state, d.call.id, whole);
     if (d.loopWarning) text += `\n[note: ${d.loopWarning}. Change your approach instead of repeating the call.]`;
     messages.push({ role: "tool", tool_call_id: d.call.id, content: text });
     exec.observer.emit({

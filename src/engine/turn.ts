@@ -17,12 +17,11 @@ import { availabilityAgain, computeAvailability, type Availability } from "./ava
 import { parseToolCalls } from "./parse.ts";
 import { prepareCall, preparedAfterDecision, type TurnGuards } from "./prepare.ts";
 import { dispatchCalls } from "./dispatch.ts";
-import { recordResults } from "./record.ts";
+import { PendingReceipts, recordResults } from "./record.ts";
 import { applyDecision } from "./approval-gate.ts";
 import { encodeTurnRecord, TURN_RECORD_VERSION, type TurnRecord } from "./turn-record.ts";
 import { PromptFitter } from "./fit-prompt.ts";
 import type { ApprovalDecision } from "../approval/types.ts";
-import type { ReceiptRecord } from "../store/store.ts";
 import type { ParkedOutcome, ResolvedExecution, TurnOutcome, TurnResult, TurnState } from "./types.ts";
 
 const EMPTY_ANSWER = "(The model returned an empty answer. Try rephrasing, or check the model endpoint.)";
@@ -99,17 +98,17 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   // Receipts of calls that ran since the last write: they go into the store with the next
   // checkpoint or with the turn's end, in the same transaction (a crash loses only those of calls
   // that run again after the restart, as nothing holds their results either).
-  const unsaved: ReceiptRecord[] = [];
+  const unsaved = new PendingReceipts(exec.receipts);
   const save = async () => {
     if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
     record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };
-    await exec.store.saveTurn(encodeTurnRecord(record), unsaved.splice(0));
+    await exec.store.saveTurn(encodeTurnRecord(record), unsaved.take());
     stored = true;
   };
   const park = async (reason: ParkedOutcome["reason"], persist = true): Promise<ParkedOutcome> => {
     // Parking "at the last checkpoint" needs one: a turn that skipped them all (replayable calls only) saves now.
     if (persist || !stored) await save();
-    else await exec.store.saveReceipts(unsaved.splice(0));
+    else await exec.store.saveReceipts(unsaved.take());
     const waiting = record.batch?.waiting;
     const tool = waiting ? record.batch!.calls[waiting.index]?.name : undefined;
     exec.observer.emit({ event: "turn.parked", traceId: state.traceId, sessionKey: state.sessionKey, reason, approvalId: waiting?.approvalId, tool });
@@ -117,9 +116,9 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   };
   const finish = async (outcome: TurnOutcome): Promise<TurnOutcome> => {
     // The driver ends the turn in one write (Store.finishTurn), receipts included.
-    if (state.endsInStore) outcome.receipts = unsaved.splice(0);
+    if (state.endsInStore) outcome.receipts = unsaved.take();
     else {
-      await exec.store.saveReceipts(unsaved.splice(0));
+      await exec.store.saveReceipts(unsaved.take());
       if (stored) await exec.store.deleteTurn(record.turnId);
     }
     exec.observer.emit({ event: "turn.finish", traceId: state.traceId, sessionKey: state.sessionKey, status: outcome.status });

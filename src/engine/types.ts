@@ -33,10 +33,25 @@ export interface EngineKnobs {
   answerReserveTokens?: number;
 }
 
+/** What a receipt vouches for: one successful execution. */
+export interface ReceiptInput {
+  sessionKey: string;
+  callId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  argsCanonical?: string;
+  output: string;
+  outputHash?: string;
+  at?: number;
+}
+
 /** Signs successful executions (HMAC receipts); absent when receipts are disabled. */
 export interface ReceiptSigner {
-  /** The receipt of one successful execution, its id included; the engine stores it (see turn.ts). */
-  sign(input: { sessionKey: string; callId: string; tool: string; args: Record<string, unknown>; argsCanonical?: string; output: string; outputHash?: string }): ReceiptRecord;
+  /**
+   * The receipt of one successful execution, its id included; the engine stores it (see turn.ts).
+   * `at`: when the call finished (now when absent).
+   */
+  sign(input: ReceiptInput): ReceiptRecord;
   /** Show the receipt id in the tool result line. */
   show: boolean;
 }
