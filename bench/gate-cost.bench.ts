@@ -7,7 +7,8 @@
  * composes it, receipts signed and stored — against the same
  * turn through a bare loop: the same model client (src/model/openai-client.ts) against the same
  * OpenAI emulator, offering the same tool specs, calling the same tool's `execute` directly and
- * appending messages. Both run in this process, one turn at a time, in alternating rounds.
+ * appending messages. Both run in this process, one turn at a time, in alternating rounds. What is
+ * timed is the turn: the engine's starts from the envelope and turn state the gateway hands it.
  *
  * Contenders per round: `engine` (as above), `engine-lean` (receipts off, logger silent: what of the
  * cost is receipts and logging), `bare`; a round runs their turns interleaved one by one. Tools: `probe` (a cheap tool, like test/engine/fixture.ts's)
@@ -135,7 +136,11 @@ async function engineSetup(name: string, lean: boolean): Promise<Setup> {
 }
 
 let turnNo = 0;
-async function engineTurn(setup: Setup): Promise<string> {
+/**
+ * One engine turn, in two parts: the message's envelope and turn state (what the adapter and the
+ * gateway hand the engine), then the turn itself, which is what is timed.
+ */
+function engineTurn(setup: Setup): () => Promise<string> {
   const n = ++turnNo;
   const envelope = parseEnvelope({
     id: `u${n}`, channel: "telegram", conversation: { id: String(500_000 + n), kind: "dm" },
@@ -147,15 +152,17 @@ async function engineTurn(setup: Setup): Promise<string> {
     turnId: `t${n}`, traceId: `trace${n}`, sessionKey: sessionKeyOf(envelope), envelope, history: [],
     signal: new AbortController().signal, emit: () => {},
   };
-  const result = await runTurn(setup.exec, state);
-  if (result.status !== "done") throw new Error(`engine turn ended ${result.status}${"text" in result ? `: ${result.text}` : ""}`);
-  return result.text;
+  return async () => {
+    const result = await runTurn(setup.exec, state);
+    if (result.status !== "done") throw new Error(`engine turn ended ${result.status}${"text" in result ? `: ${result.text}` : ""}`);
+    return result.text;
+  };
 }
 
 /** The bare loop: same client, same specs, the tool's execute called directly. */
 function bareLoop(model: ModelClient, specs: ToolSpec[], tools: Map<string, AnyTool>, workspace: string) {
   const log = silentLogger();
-  return async (): Promise<string> => {
+  return () => async (): Promise<string> => {
     const n = ++turnNo;
     const ctx: ToolContext = { signal: new AbortController().signal, workspace, sessionKey: `telegram:${500_000 + n}`, senderId: String(500_000 + n), log };
     const messages: ChatMessage[] = [{ role: "system", content: DEFAULT_SYSTEM_PROMPT }, { role: "user", content: TEXT }];
@@ -191,7 +198,11 @@ interface RoundFigures {
 /** Per contender: a round's turns, each timed on its own. */
 type Samples = { ms: number[]; cpuMs: number[]; requests: number };
 
-async function timedTurn(run: () => Promise<string>, into: Samples): Promise<void> {
+/** A turn to time: called untimed, it gives the timed part. */
+type Turn = () => () => Promise<string>;
+
+async function timedTurn(turn: Turn, into: Samples): Promise<void> {
+  const run = turn();
   const before = emu.requests.length;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -207,7 +218,7 @@ async function timedTurn(run: () => Promise<string>, into: Samples): Promise<voi
  * One round: `turns` turns of each contender, interleaved turn by turn in `order`, so that a
  * change in the machine's load while the round runs falls on every contender alike.
  */
-async function round(runs: Partial<Record<Contender, () => Promise<string>>>, order: Contender[], turns: number): Promise<Partial<Record<Contender, RoundFigures>>> {
+async function round(runs: Partial<Record<Contender, Turn>>, order: Contender[], turns: number): Promise<Partial<Record<Contender, RoundFigures>>> {
   const samples = new Map<Contender, Samples>(order.map((c) => [c, { ms: [], cpuMs: [], requests: 0 }]));
   for (let i = 0; i < turns; i++) {
     for (const c of order) await timedTurn(runs[c]!, samples.get(c)!);
@@ -230,13 +241,13 @@ try {
     activeTool = tool;
     // Warm-up (not counted); the engine's first request tells the bare loop which specs to offer.
     emu.requests.length = 0;
-    await engineTurn(full);
+    await engineTurn(full)();
     const offered = emu.requests[0]?.body.tools as Array<{ function: { name: string; description: string; parameters: Record<string, unknown> } }> | undefined;
     if (!offered?.some((t) => t.function.name === tool)) throw new Error(`the engine did not offer ${tool}: ${JSON.stringify(offered?.map((t) => t.function.name))}`);
     const specs: ToolSpec[] = offered.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
     const byName = new Map(full.exec.catalog().map((t) => [t.name, t] as const));
     const bare = bareLoop(full.exec.model, specs, byName, full.exec.knobs.workspace);
-    const runs: Record<Contender, () => Promise<string>> = { engine: () => engineTurn(full), "engine-lean": () => engineTurn(lean), bare };
+    const runs: Record<Contender, Turn> = { engine: () => engineTurn(full), "engine-lean": () => engineTurn(lean), bare };
     await round(runs, ["engine", "engine-lean", "bare"], 5);
 
     const figures: Record<Contender, RoundFigures[]> = { engine: [], "engine-lean": [], bare: [] };
