@@ -12,6 +12,8 @@ export interface Fault {
   status: number;
   description?: string;
   retryAfter?: number;
+  /** Only a call whose parameters this accepts gets the fault; the others pass (the fault waits). */
+  when?: (params: Record<string, unknown>) => boolean;
 }
 
 const OBJECT_FIELDS = new Set(["reply_markup", "reply_parameters", "commands", "entities", "allowed_updates", "link_preview_options", "scope"]);
@@ -85,7 +87,7 @@ export async function startHttpApi(deps: HttpApiDeps): Promise<{ server: Server;
       write(res, answer);
     };
     if (token !== deps.token) return record(fail(401, "Unauthorized"));
-    const fault = deps.faults.get(method!)?.shift();
+    const fault = takeFault(deps.faults.get(method!), params);
     if (fault) {
       const description = fault.description ?? (fault.status === 429 ? `Too Many Requests: retry after ${fault.retryAfter ?? 1}` : "Internal Server Error");
       return record(fail(fault.status, description, fault.retryAfter !== undefined ? { retry_after: fault.retryAfter } : undefined));
@@ -111,4 +113,10 @@ export async function startHttpApi(deps: HttpApiDeps): Promise<{ server: Server;
   const address = server.address();
   if (typeof address !== "object" || address === null) throw new Error("emulator did not bind");
   return { server, url: `http://127.0.0.1:${address.port}` };
+}
+
+/** The first fault waiting for this method that applies to a call with `params` (taken off the list). */
+function takeFault(faults: Fault[] | undefined, params: Record<string, unknown>): Fault | undefined {
+  const at = faults?.findIndex((f) => !f.when || f.when(params)) ?? -1;
+  return at >= 0 ? faults!.splice(at, 1)[0] : undefined;
 }
