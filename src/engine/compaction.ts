@@ -45,7 +45,10 @@ const GaugeV1 = z.object({
 export type ContextGauge = z.infer<typeof GaugeV1>;
 
 async function readJson<T>(store: Store, key: string, schema: z.ZodType<T>): Promise<T | undefined> {
-  const raw = await store.getValue(key);
+  return parsedJson(await store.getValue(key), schema);
+}
+
+function parsedJson<T>(raw: string | undefined, schema: z.ZodType<T>): T | undefined {
   if (raw === undefined) return undefined;
   try {
     const parsed = schema.safeParse(JSON.parse(raw));
@@ -58,6 +61,19 @@ async function readJson<T>(store: Store, key: string, schema: z.ZodType<T>): Pro
 /** The session's checkpoint; undefined when it has none (or one this version cannot read). */
 export function loadCheckpoint(store: Store, sessionKey: string): Promise<CompactionCheckpoint | undefined> {
   return readJson(store, `${CHECKPOINT}${sessionKey}`, CheckpointV1);
+}
+
+/**
+ * What a turn's first request needs to know of the session's context, in one read: its checkpoint,
+ * and whether a `/compact` waits (the request is taken: true once per `/compact`).
+ */
+export async function loadContext(store: Store, sessionKey: string): Promise<{ checkpoint?: CompactionCheckpoint; requested: boolean }> {
+  const checkpointKey = `${CHECKPOINT}${sessionKey}`;
+  const requestKey = `${REQUEST}${sessionKey}`;
+  const values = await store.getValues([checkpointKey, requestKey]);
+  const requested = values.has(requestKey);
+  if (requested) await store.deleteValue(requestKey);
+  return { checkpoint: parsedJson(values.get(checkpointKey), CheckpointV1), requested };
 }
 
 export async function saveCheckpoint(store: Store, sessionKey: string, checkpoint: CompactionCheckpoint): Promise<void> {
@@ -100,13 +116,6 @@ export async function askForCompaction(store: Store, sessionKey: string): Promis
   if ((await store.loadHistory(sessionKey, 1)).length === 0) return "There is no earlier conversation here to compact.";
   await requestCompaction(store, sessionKey);
   return "🗜️ I'll summarize the earlier conversation here before answering the next message; from then on the summary stands in for it.";
-}
-
-/** True once per `/compact`: the request is taken. */
-export async function takeCompactionRequest(store: Store, sessionKey: string): Promise<boolean> {
-  if ((await store.getValue(`${REQUEST}${sessionKey}`)) === undefined) return false;
-  await store.deleteValue(`${REQUEST}${sessionKey}`);
-  return true;
 }
 
 /** Forgets the session's checkpoint, gauge and pending request (`/new`). */

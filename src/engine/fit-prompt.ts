@@ -12,12 +12,11 @@ import { AppendedCount, budgetOf, meterFor, PromptMeter, pruneToolResults, REPLY
 import {
   afterCheckpoint,
   fingerprint,
-  loadCheckpoint,
+  loadContext,
   saveCheckpoint,
   lastSavedGauge, saveGauge,
   shortTokens,
   summarize,
-  takeCompactionRequest,
   turnStarts,
   withSummary,
   type CompactionCheckpoint,
@@ -124,11 +123,7 @@ export class PromptFitter {
     const exec = this.#exec;
     const key = this.#state.sessionKey;
     const unknown: ModelInfo = { name: "unknown" };
-    const [info, checkpoint, requested] = await Promise.all([
-      exec.model.describe?.() ?? unknown,
-      loadCheckpoint(exec.store, key),
-      takeCompactionRequest(exec.store, key),
-    ]);
+    const [info, { checkpoint, requested }] = await Promise.all([exec.model.describe?.() ?? unknown, loadContext(exec.store, key)]);
     return {
       meter: estimateFor(info.name), model: info.name, exactTried: false,
       window: windowTokens(exec.knobs.contextTokens, info.contextTokens), checkpoint, requested,

@@ -60,21 +60,24 @@ export class HistoryCache {
    * row. The messages are frozen here: the caller gets the objects the next loads hand out.
    */
   loaded(sessionKey: string, limit: number, messages: ChatMessage[], sizes: number[]): void {
-    this.#checkVersion();
+    // The version was checked by the load that found nothing, just before the query.
     this.#put(sessionKey, messages.map(frozen), sizes, messages.length < limit);
   }
 
-  /** Messages this connection appended to the session's current history (held as frozen copies). */
-  appended(sessionKey: string, messages: ChatMessage[]): void {
-    this.#checkVersion();
+  /**
+   * Messages this connection appended to the session's current history, as the rows it wrote
+   * (`encoded`, as message-codec.ts writes them): held as frozen copies read from those. No version
+   * check here: another connection's commit is noticed by the next load, which forgets everything.
+   */
+  appended(sessionKey: string, encoded: string[]): void {
     const entry = this.#entries.get(sessionKey);
     if (!entry) return;
-    for (const m of messages) {
-      const json = JSON.stringify(m);
-      entry.messages.push(frozen(JSON.parse(json) as ChatMessage));
-      entry.sizes.push(json.length);
-      entry.chars += json.length;
-      this.#chars += json.length;
+    for (const body of encoded) {
+      const { v: _version, ...message } = JSON.parse(body) as ChatMessage & { v: number };
+      entry.messages.push(frozen(message as ChatMessage));
+      entry.sizes.push(body.length);
+      entry.chars += body.length;
+      this.#chars += body.length;
     }
     while (entry.messages.length > MAX_MESSAGES) {
       entry.messages.shift();

@@ -167,6 +167,7 @@ export const PG = {
   deleteTurn: `DELETE FROM turns WHERE turn_id = $1`,
 
   getValue: `SELECT value FROM kv WHERE key = $1`,
+  getValues: `SELECT key, value FROM kv WHERE key = ANY($1::text[])`,
   // starts_with, not LIKE: a prefix may hold % or _.
   listValues: `SELECT key, value FROM kv WHERE starts_with(key, $1) ORDER BY key COLLATE "C"`,
   deleteValue: `DELETE FROM kv WHERE key = $1`,

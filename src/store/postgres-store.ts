@@ -347,6 +347,11 @@ class PostgresStore implements Store {
     return row?.value;
   }
 
+  async getValues(keys: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.#rows<{ key: string; value: string }>(PG.getValues, [[...keys]]);
+    return new Map(rows.map((r) => [r.key, r.value]));
+  }
+
   async setValue(key: string, value: string): Promise<void> {
     await this.#run(PG.setValue, [key, value]);
   }

@@ -99,30 +99,28 @@ class SqliteStore implements Store {
   async appendHistory(sessionKey: string, messages: ChatMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const at = this.#now();
+    const bodies = messages.map(encodeMessage);
     this.#transaction(() => {
       const { generation } = this.#q.touchSession.get({ key: sessionKey, at }) as { generation: number };
-      for (const message of messages) {
-        this.#q.insertMessage.run({ session_key: sessionKey, generation, at, body: encodeMessage(message) });
-      }
+      for (const body of bodies) this.#q.insertMessage.run({ session_key: sessionKey, generation, at, body });
     });
-    this.#history.appended(sessionKey, messages);
+    this.#history.appended(sessionKey, bodies);
   }
 
   async finishTurn(end: TurnEnd): Promise<void> {
     const at = this.#now();
+    const bodies = end.messages.map(encodeMessage);
     this.#transaction(() => {
-      if (end.messages.length) {
+      if (bodies.length) {
         const { generation } = this.#q.touchSession.get({ key: end.sessionKey, at }) as { generation: number };
-        for (const message of end.messages) {
-          this.#q.insertMessage.run({ session_key: end.sessionKey, generation, at, body: encodeMessage(message) });
-        }
+        for (const body of bodies) this.#q.insertMessage.run({ session_key: end.sessionKey, generation, at, body });
       }
       if (end.receipts?.length) this.#insertReceipts(end.receipts);
       this.#q.deleteTurn.run({ turn_id: end.turnId });
       if (end.mark) this.#q.setValue.run({ key: end.mark.key, value: end.mark.value });
     });
     if (end.mark) this.#soon.delete(end.mark.key);
-    if (end.messages.length) this.#history.appended(end.sessionKey, end.messages);
+    if (bodies.length) this.#history.appended(end.sessionKey, bodies);
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {
@@ -319,6 +317,19 @@ class SqliteStore implements Store {
     if (waiting !== undefined) return waiting;
     const row = this.#q.getValue.get({ key }) as { value: string } | undefined;
     return row?.value;
+  }
+
+  async getValues(keys: readonly string[]): Promise<Map<string, string>> {
+    const values = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += 2) {
+      const rows = this.#q.getTwoValues.all({ a: keys[i]!, b: keys[i + 1] ?? keys[i]! }) as Array<{ key: string; value: string }>;
+      for (const row of rows) values.set(row.key, row.value);
+    }
+    for (const key of keys) {
+      const waiting = this.#soon.get(key);
+      if (waiting !== undefined) values.set(key, waiting);
+    }
+    return values;
   }
 
   async listValues(prefix: string): Promise<Array<{ key: string; value: string }>> {

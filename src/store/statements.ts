@@ -112,6 +112,7 @@ const SQL = {
   deleteTurn: `DELETE FROM turns WHERE turn_id = $turn_id`,
 
   getValue: `SELECT value FROM kv WHERE key = $key`,
+  getTwoValues: `SELECT key, value FROM kv WHERE key IN ($a, $b)`,
   listValues: `SELECT key, value FROM kv WHERE substr(key, 1, length($prefix)) = $prefix ORDER BY key`,
   deleteValue: `DELETE FROM kv WHERE key = $key`,
   setValue: `

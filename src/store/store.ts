@@ -279,6 +279,8 @@ export interface Store {
 
   /** Small named values (Telegram update offset, …). */
   getValue(key: string): Promise<string | undefined>;
+  /** Several named values in one read: those that exist, by key. */
+  getValues(keys: readonly string[]): Promise<Map<string, string>>;
   setValue(key: string, value: string): Promise<void>;
   /**
    * `setValue` for a value that may reach the disk a moment later (the context gauge /status shows):

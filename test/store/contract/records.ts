@@ -243,6 +243,17 @@ export function describeRecordsContract(harness: StoreHarness): void {
       await other.close();
     });
 
+    it("reads several values at once, leaving out the keys that have none, a value given for soon included", async () => {
+      const store = await openFresh(harness);
+      await store.setValue("compaction:s", "checkpoint");
+      await store.setValue("other", "no");
+      await store.setValueSoon("context:s", "gauge");
+      expect(await store.getValues([])).toEqual(new Map());
+      expect(await store.getValues(["compaction:s", "compaction.request:s", "context:s"])).toEqual(new Map([["compaction:s", "checkpoint"], ["context:s", "gauge"]]));
+      expect(await store.getValues(["missing"])).toEqual(new Map());
+      await store.close();
+    });
+
     it("lists the values under a prefix by key, taking the prefix literally, and deletes one", async () => {
       const store = await openFresh(harness);
       for (const [key, value] of [["mcp.b", "2"], ["mcp.a", "1"], ["mcpx", "no"], ["mcp%", "pct"], ["other", "no"]] as const) {
