@@ -21,10 +21,13 @@ import type { ReceiptInput, ReceiptSigner, ResolvedExecution, TurnState } from "
  */
 export class PendingReceipts {
   readonly #signer: ReceiptSigner | undefined;
+  readonly #signed: (receipts: ReceiptRecord[]) => void;
   #unsigned: ReceiptInput[] = [];
 
-  constructor(signer: ReceiptSigner | undefined) {
+  /** `signed`: told of each batch as it is signed (the log names each call's receipt). */
+  constructor(signer: ReceiptSigner | undefined, signed: (receipts: ReceiptRecord[]) => void = () => {}) {
     this.#signer = signer;
+    this.#signed = signed;
   }
 
   add(input: ReceiptInput): void {
@@ -36,7 +39,9 @@ export class PendingReceipts {
     if (this.#unsigned.length === 0 || !this.#signer) return [];
     const inputs = this.#unsigned;
     this.#unsigned = [];
-    return inputs.map((input) => this.#signer!.sign(input));
+    const receipts = inputs.map((input) => this.#signer!.sign(input));
+    this.#signed(receipts);
+    return receipts;
   }
 }
 

@@ -98,7 +98,11 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   // Receipts of calls that ran since the last write: they go into the store with the next
   // checkpoint or with the turn's end, in the same transaction (a crash loses only those of calls
   // that run again after the restart, as nothing holds their results either).
-  const unsaved = new PendingReceipts(exec.receipts);
+  const unsaved = new PendingReceipts(exec.receipts, (signed) =>
+    exec.observer.emit({
+      event: "receipts.signed", traceId: state.traceId, sessionKey: state.sessionKey,
+      receipts: signed.map((r) => ({ callId: r.callId, tool: r.tool, receipt: r.id })),
+    }));
   const save = async () => {
     if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
     record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };

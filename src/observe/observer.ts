@@ -28,7 +28,7 @@ export interface Observer {
 const DEBUG_EVENTS = new Set([
   // tool.finish (info) says what ran, how long and how it ended; its start is a step.
   "tool.start", "model.delta", "model.request", "model.reply", "result.recorded", "lane.queued", "delivery.sent", "delivery.coalesced",
-  "lease.acquired", "turn.resume",
+  "lease.acquired", "turn.resume", "receipts.signed",
 ]);
 
 /** An observer that logs every event (steps at debug, the rest at info) and fans it out. */

@@ -257,6 +257,20 @@ describe("when receipts are stored", () => {
   });
 });
 
+describe("receipts not shown in the chat", () => {
+  it("names each call's receipt in the log when it is signed, as stored", async () => {
+    fx = await engineFixture();
+    const config = loadConfig({ cwd: fx.dir, env: { GATEHOUSE_DATA_DIR: "data" } });
+    fx.exec.receipts = createReceiptSigner(config);
+    fx.emu.script({ toolCalls: [{ name: "current_time", arguments: "{}" }, { name: "current_time", arguments: '{"timezone":"Asia/Tokyo"}' }] }, { text: "two times" });
+    await fx.turn("what time is it here and in Tokyo");
+    const stored = await fx.store.listReceipts();
+    expect(stored).toHaveLength(2);
+    const logged = fx.logLines.map((l) => JSON.parse(l) as { event?: string; receipts?: Array<{ callId: string; receipt: string }> }).filter((l) => l.event === "receipts.signed");
+    expect(logged.flatMap((l) => l.receipts!).map((r) => [r.callId, r.receipt]).sort()).toEqual(stored.map((r) => [r.callId, r.id]).sort());
+  });
+});
+
 describe("receipts of identical executions", () => {
   afterEach(() => vi.useRealTimers());
 
