@@ -88,6 +88,9 @@ class SqliteStore implements Store {
   /** Values given to setValueSoon, not written yet. */
   readonly #soon = new Map<string, string>();
   #soonTimer: NodeJS.Timeout | undefined;
+  /** Single-statement writes made in this turn of the event loop, committed together (see #write). */
+  #queued: QueuedWrite[] = [];
+  #commitScheduled = false;
 
   constructor(db: DatabaseSync, statements: Statements, now: () => number) {
     this.#db = db;
@@ -124,6 +127,7 @@ class SqliteStore implements Store {
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {
+    this.#commitQueued();
     const n = Math.floor(limit);
     if (!(n > 0)) return [];
     const held = this.#history.load(sessionKey, n);
@@ -146,11 +150,13 @@ class SqliteStore implements Store {
   }
 
   async resetSession(sessionKey: string): Promise<void> {
+    this.#commitQueued();
     if (this.#q.resetSession.run({ key: sessionKey, at: this.#now() }).changes > 0) this.#history.reset(sessionKey);
     else this.#history.forget(sessionKey);
   }
 
   async listSessions(limit?: number): Promise<SessionInfo[]> {
+    this.#commitQueued();
     const rows = this.#q.listSessions.all({ limit: limitOrAll(limit) }) as {
       key: string; created_at: number; updated_at: number; message_count: number;
     }[];
@@ -159,24 +165,28 @@ class SqliteStore implements Store {
 
   async markSeen(channel: string, eventId: string, ttlMs: number, now = this.#now()): Promise<boolean> {
     if (now - this.#lastSeenPurge >= SEEN_PURGE_INTERVAL_MS || now < this.#lastSeenPurge) {
-      this.#q.purgeSeen.run({ now });
       this.#lastSeenPurge = now;
+      void this.#write(() => this.#q.purgeSeen.run({ now })).catch(() => {
+        // Expired ids are purged again at the next interval.
+      });
     }
     // Inserts a new id, or revives an expired one; an id still within its TTL changes nothing.
-    const result = this.#q.markSeen.run({ channel, event_id: eventId, expires_at: now + ttlMs, now });
-    return result.changes === 1;
+    return this.#write(() => this.#q.markSeen.run({ channel, event_id: eventId, expires_at: now + ttlMs, now }).changes === 1);
   }
 
   async createApproval(record: PendingApprovalRecord): Promise<void> {
+    this.#commitQueued();
     this.#q.insertApproval.run(approvalParams(record));
   }
 
   async getApproval(id: string): Promise<PendingApprovalRecord | undefined> {
+    this.#commitQueued();
     const row = this.#q.getApproval.get({ id }) as ApprovalRow | undefined;
     return row ? approvalFromRow(row) : undefined;
   }
 
   async setApprovalCardMessage(id: string, messageId: string): Promise<void> {
+    this.#commitQueued();
     this.#q.setCardMessage.run({ id, card_message_id: messageId });
   }
 
@@ -187,17 +197,20 @@ class SqliteStore implements Store {
     at: number,
     reason?: string,
   ): Promise<boolean> {
+    this.#commitQueued();
     const params = { id, state, by_id: by.id ?? null, by_name: by.name ?? null, at, reason: reason ?? null };
     const statement = state === "expired" ? this.#q.decideExpired : this.#q.decideBeforeExpiry;
     return statement.run(params).changes === 1;
   }
 
   async listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]> {
+    this.#commitQueued();
     const rows = (state ? this.#q.listApprovalsIn.all({ state }) : this.#q.listApprovals.all()) as unknown as ApprovalRow[];
     return rows.map(approvalFromRow);
   }
 
   async addApprovalVote(approvalId: string, vote: ApprovalVote): Promise<{ added: boolean; votes: ApprovalVote[] }> {
+    this.#commitQueued();
     const params = { approval_id: approvalId, voter_id: vote.voterId, voter_name: vote.voterName ?? null, at: vote.at };
     const added = this.#q.insertVote.run(params).changes === 1;
     const rows = this.#q.listVotes.all({ approval_id: approvalId }) as unknown as ApprovalVoteRow[];
@@ -205,28 +218,34 @@ class SqliteStore implements Store {
   }
 
   async rememberAlways(scope: string, tool: string, at: number, options?: RememberAlwaysOptions): Promise<void> {
+    this.#commitQueued();
     this.#q.rememberAlways.run(alwaysValues(scope, tool, at, options));
   }
 
   async forgetAlways(scope: string): Promise<void> {
+    this.#commitQueued();
     this.#q.forgetAlways.run({ scope });
   }
 
   async hasAlways(scope: string, tool: string, now = Date.now()): Promise<boolean> {
+    this.#commitQueued();
     return this.#q.hasAlways.get({ scope, tool, now }) !== undefined;
   }
 
   async listAlwaysRules(filter: { under?: string } = {}): Promise<AlwaysRule[]> {
+    this.#commitQueued();
     const rows = filter.under === undefined ? this.#q.listAlwaysRules.all() : this.#q.listAlwaysRulesUnder.all({ scope: filter.under });
     return (rows as unknown as AlwaysRow[]).map(alwaysFromRow);
   }
 
   async getAlwaysRule(id: string): Promise<AlwaysRule | undefined> {
+    this.#commitQueued();
     const row = this.#q.getAlwaysRule.get({ id }) as unknown as AlwaysRow | undefined;
     return row ? alwaysFromRow(row) : undefined;
   }
 
   async revokeAlways(id: string): Promise<AlwaysRule | undefined> {
+    this.#commitQueued();
     const row = this.#q.revokeAlways.get({ id }) as unknown as AlwaysRow | undefined;
     return row ? alwaysFromRow(row) : undefined;
   }
@@ -242,11 +261,13 @@ class SqliteStore implements Store {
   }
 
   async readAuditLog(page: { afterRow?: number; limit?: number } = {}): Promise<LoggedAuditEntry[]> {
+    this.#commitQueued();
     const rows = this.#q.readAuditLog.all({ after: page.afterRow ?? 0, limit: limitOrAll(page.limit) }) as unknown as AuditRow[];
     return rows.map(loggedAuditFromRow);
   }
 
   async listAudit(filter: { sessionKey?: string; kind?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    this.#commitQueued();
     const { sessionKey, kind } = filter;
     const limit = limitOrAll(filter.limit);
     const q = this.#q;
@@ -275,11 +296,13 @@ class SqliteStore implements Store {
   }
 
   async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
+    this.#commitQueued();
     const row = this.#q.getReceipt.get({ id }) as ReceiptRow | undefined;
     return row ? receiptFromRow(row) : undefined;
   }
 
   async listReceipts(): Promise<ReceiptRecord[]> {
+    this.#commitQueued();
     return (this.#q.listReceipts.all() as unknown as ReceiptRow[]).map(receiptFromRow);
   }
 
@@ -288,6 +311,8 @@ class SqliteStore implements Store {
       turn_id: turn.turnId, session_key: turn.sessionKey, channel: turn.channel, trace_id: turn.traceId,
       version: turn.version, waiting_approval_id: turn.waitingApprovalId ?? null, updated_at: turn.updatedAt, body: turn.body,
     });
+    // Direct, not queued: a checkpoint is on its turn's path, and a park is seen at once.
+    this.#commitQueued();
     if (receipts.length === 0) save();
     else this.#transaction(() => {
       this.#insertReceipts(receipts);
@@ -296,23 +321,27 @@ class SqliteStore implements Store {
   }
 
   async getTurn(turnId: string): Promise<StoredTurn | undefined> {
+    this.#commitQueued();
     const row = this.#q.getTurn.get({ turn_id: turnId }) as TurnRow | undefined;
     return row ? turnFromRow(row) : undefined;
   }
 
   async listTurns(): Promise<StoredTurn[]> {
+    this.#commitQueued();
     return (this.#q.listTurns.all() as unknown as TurnRow[]).map(turnFromRow);
   }
 
   async listTurnsOf(sessionKey: string): Promise<StoredTurn[]> {
+    this.#commitQueued();
     return (this.#q.listTurnsOf.all({ session_key: sessionKey }) as unknown as TurnRow[]).map(turnFromRow);
   }
 
   async deleteTurn(turnId: string): Promise<void> {
-    this.#q.deleteTurn.run({ turn_id: turnId });
+    await this.#write(() => this.#q.deleteTurn.run({ turn_id: turnId }));
   }
 
   async getValue(key: string): Promise<string | undefined> {
+    this.#commitQueued();
     const waiting = this.#soon.get(key);
     if (waiting !== undefined) return waiting;
     const row = this.#q.getValue.get({ key }) as { value: string } | undefined;
@@ -320,6 +349,7 @@ class SqliteStore implements Store {
   }
 
   async getValues(keys: readonly string[]): Promise<Map<string, string>> {
+    this.#commitQueued();
     const values = new Map<string, string>();
     for (let i = 0; i < keys.length; i += 2) {
       const rows = this.#q.getTwoValues.all({ a: keys[i]!, b: keys[i + 1] ?? keys[i]! }) as Array<{ key: string; value: string }>;
@@ -333,6 +363,7 @@ class SqliteStore implements Store {
   }
 
   async listValues(prefix: string): Promise<Array<{ key: string; value: string }>> {
+    this.#commitQueued();
     const rows = this.#q.listValues.all({ prefix }) as Array<{ key: string; value: string }>;
     if (this.#soon.size === 0) return rows;
     const values = new Map(rows.map((r) => [r.key, r.value]));
@@ -342,12 +373,12 @@ class SqliteStore implements Store {
 
   async deleteValue(key: string): Promise<void> {
     this.#soon.delete(key);
-    this.#q.deleteValue.run({ key });
+    await this.#write(() => this.#q.deleteValue.run({ key }));
   }
 
   async setValue(key: string, value: string): Promise<void> {
     this.#soon.delete(key);
-    this.#q.setValue.run({ key, value });
+    await this.#write(() => this.#q.setValue.run({ key, value }));
   }
 
   async setValueSoon(key: string, value: string): Promise<void> {
@@ -373,11 +404,74 @@ class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.#db.isOpen) return;
+    this.#commitQueued();
     this.#writeSoon();
     this.#db.close();
   }
 
+  /**
+   * A single-statement write, committed with the others made in the same turn of the event loop
+   * (group commit): a commit costs more than the statements it carries, and under load many
+   * conversations write at once. The promise settles once the write is committed, as before; every
+   * read and transaction first commits what is queued, so everything reads as if each write had
+   * been committed when it was made.
+   */
+  #write<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (this.#commitScheduled) return;
+      this.#commitScheduled = true;
+      setImmediate(() => {
+        this.#commitScheduled = false;
+        this.#commitQueued();
+      });
+    });
+  }
+
+  /** Commits the queued writes: one alone as it is, several in one transaction. */
+  #commitQueued(): void {
+    if (this.#queued.length === 0) return;
+    const queued = this.#queued;
+    this.#queued = [];
+    if (!this.#db.isOpen) {
+      for (const write of queued) write.reject(new Error("the store is closed"));
+      return;
+    }
+    if (queued.length === 1) {
+      const [write] = queued;
+      try {
+        write!.resolve(write!.work());
+      } catch (err) {
+        write!.reject(err);
+      }
+      return;
+    }
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.#q.begin.run();
+      // A statement that fails (a constraint) fails alone: the transaction keeps the others.
+      for (const write of queued) {
+        try {
+          outcomes.push({ ok: true, value: write.work() });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
+      this.#q.commit.run();
+    } catch (err) {
+      if (this.#db.isTransaction) this.#q.rollback.run();
+      for (const write of queued) write.reject(err);
+      return;
+    }
+    queued.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+  }
+
   #transaction(work: () => void): void {
+    this.#commitQueued();
     this.#q.begin.run();
     try {
       work();
@@ -387,6 +481,12 @@ class SqliteStore implements Store {
       throw err;
     }
   }
+}
+
+interface QueuedWrite {
+  work: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
 }
 
 /** SQLite reads a negative LIMIT as "no limit". */

@@ -63,4 +63,65 @@ describe("SQLite store", () => {
     db.close();
     expect(rows.map((r) => r.event_id)).toEqual(["new"]);
   });
+
+  describe("writes made at the same moment (group commit)", () => {
+    it("commits them in one transaction, each call settling once its write is on disk", async () => {
+      const dataDir = tempDataDir();
+      const store = await openSqliteStore({ dataDir });
+      await store.setValue("warm", "up");
+      // Each commit appends the pages it changed to the write-ahead log: one commit, a few pages;
+      // fifty commits, fifty times the pages they touch.
+      const wal = () => statSync(join(dataDir, "gatehouse.db-wal")).size;
+      const before = wal();
+      const writes = Array.from({ length: 50 }, (_, i) =>
+        i % 2 ? store.setValue(`inflight:${i}`, `v${i}`) : store.markSeen("telegram", `u${i}`, 60_000),
+      );
+      const outcomes = await Promise.all(writes);
+      expect(outcomes.filter((o) => o === true)).toHaveLength(25);
+      expect(wal() - before).toBeLessThan(6 * 4120);
+      const other = new DatabaseSync(join(dataDir, "gatehouse.db"), { readOnly: true });
+      expect((other.prepare("SELECT count(*) AS n FROM kv WHERE key LIKE 'inflight:%'").get() as { n: number }).n).toBe(25);
+      other.close();
+      await store.close();
+    });
+
+    it("reads a queued write at once, in the order the calls were made", async () => {
+      const store = await openSqliteStore({ dataDir: tempDataDir() });
+      const first = store.setValue("k", "first");
+      const second = store.setValue("k", "second");
+      const deleted = store.deleteValue("gone");
+      expect(await store.getValue("k")).toBe("second");
+      await Promise.all([first, second, deleted]);
+      expect(await store.markSeen("slack", "e1", 60_000)).toBe(true);
+      const again = store.markSeen("slack", "e1", 60_000);
+      expect(await again).toBe(false);
+      await store.close();
+    });
+
+    it("fails only the write whose statement fails; the others of its transaction are kept", async () => {
+      const dataDir = tempDataDir();
+      const store = await openSqliteStore({ dataDir });
+      const good = store.setValue("good", "kept");
+      // A value must not be null.
+      const bad = store.setValue("bad", null as unknown as string);
+      const alsoGood = store.setValue("also", "kept");
+      await expect(bad).rejects.toThrow(/NOT NULL/);
+      await Promise.all([good, alsoGood]);
+      await store.close();
+      const again = await openSqliteStore({ dataDir });
+      expect(await again.getValues(["good", "bad", "also"])).toEqual(new Map([["good", "kept"], ["also", "kept"]]));
+      await again.close();
+    });
+
+    it("commits what is queued when the store closes", async () => {
+      const dataDir = tempDataDir();
+      const store = await openSqliteStore({ dataDir });
+      const write = store.setValue("late", "written");
+      await store.close();
+      await write;
+      const again = await openSqliteStore({ dataDir });
+      expect(await again.getValue("late")).toBe("written");
+      await again.close();
+    });
+  });
 });
