@@ -12,6 +12,7 @@ import type { ReceiptRecord } from "../store/store.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import type { DispatchedCall } from "./dispatch.ts";
 import { isSynthetic } from "./synthetic.ts";
+import { outputHash } from "../observe/receipts.ts";
 import type { ReceiptInput, ReceiptSigner, ResolvedExecution, TurnState } from "./types.ts";
 
 /**
@@ -99,13 +100,16 @@ export async function recordResults(
       const args = plain ? d.params : { ...d.params, approved: d.standing };
       const input: ReceiptInput = {
         sessionKey: state.sessionKey, callId: d.call.id, tool: d.call.name, args, argsCanonical: plain ? d.argsCanonical : undefined,
-        output: d.result.output, outputHash: outputHashes[i], at: Date.now(),
+        output: d.result.output, outputHash: outputHashes[i] ?? outputHash(d.result.output), at: Date.now(),
       };
       if (exec.receipts.show) {
         const signed = exec.receipts.sign(input);
         await exec.store.saveReceipts([signed]);
         receipt = signed.id;
-      } else unsaved.add(input);
+      } else {
+        // The hash stands for the output: a receipt waiting for the turn's next write does not keep it.
+        unsaved.add({ ...input, output: "" });
+      }
     }
     if (d.ran) {
       state.emit({
