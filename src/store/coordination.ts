@@ -72,7 +72,8 @@ export interface Coordination {
   /**
    * Claims (once, across replicas) messages accepted but neither waiting, saved nor computing
    * anywhere, older than `graceMs`, on the `channels` this replica serves: their replica died before
-   * their first checkpoint.
+   * their first checkpoint. Not those of a session with messages in its inbox: whoever drains it
+   * claims them first (claimUnfinishedOf), so that they keep their place before the later ones.
    */
   claimUnfinished(graceMs: number, channels: string[]): Promise<Unfinished[]>;
   /**

@@ -208,6 +208,9 @@ class PostgresCoordination implements Coordination {
          AND NOT EXISTS (
            SELECT 1 FROM session_leases l WHERE l.session_key = (k.value::jsonb ->> 'sessionKey') AND l.expires_at > ${NOW}
          )
+         -- A session with messages waiting is drained soon: the replica that takes it claims these
+         -- first (claimUnfinishedOf), so that they go back into the inbox before the later ones are taken.
+         AND NOT EXISTS (SELECT 1 FROM inbox w WHERE w.session_key = (k.value::jsonb ->> 'sessionKey'))
        RETURNING k.key, k.value`,
       [graceMs, channels],
     );

@@ -5,6 +5,8 @@ import { startPostgres, type PostgresServer } from "../support/postgres.ts";
 import { callTools, heldTool, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
 import { openPostgresCoordination } from "../../src/store/postgres-coordination.ts";
+import { openPostgresStore } from "../../src/store/postgres-store.ts";
+import { parseEnvelope } from "../../src/envelope.ts";
 
 let server: PostgresServer;
 beforeAll(async () => {
@@ -63,5 +65,46 @@ describe("session leases and fencing", () => {
     const history = await db.query("SELECT count(*) AS n FROM messages");
     expect(Number(history.rows[0].n)).toBe(0);
     await db.end();
+  });
+});
+
+describe("messages a dead replica accepted and did not finish", () => {
+  const sessionKey = "slack:C1:1.0";
+  const lost = (at: number) => JSON.stringify({ replyTo: { channel: "slack", conversationId: "C1", threadId: "1.0" }, text: "summarize the incident", at, sessionKey });
+  const followUp = parseEnvelope({
+    id: "C1:2.0", channel: "slack", conversation: { id: "C1", threadId: "1.0", kind: "channel" }, sender: { id: "U1", isBot: false },
+    mentioned: true, text: "and the timeline", replyTo: { channel: "slack", conversationId: "C1", threadId: "1.0" }, receivedAt: Date.now(),
+    capabilities: { threads: true, inlineApproval: true, edit: true, typing: true, maxMessageChars: 4000 }, traceId: "t-follow-up",
+  });
+
+  it("are left, while a later message waits in their session, to the replica that drains it, which claims them before taking that one", async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    const b = await openPostgresCoordination(url);
+    try {
+      await store.setValue("inflight:t-first", lost(b.now() - 60_000));
+      await b.push(followUp, sessionKey, b.now());
+      // The sweep leaves it: claimed there and put back later, it could come after the follow-up.
+      expect(await b.claimUnfinished(1000, ["slack"])).toEqual([]);
+      const lease = (await b.acquire(sessionKey, 5000))!;
+      expect((await b.claimUnfinishedOf(lease, 1000)).map((u) => u.traceId)).toEqual(["t-first"]);
+    } finally {
+      await b.close();
+      await store.close();
+    }
+  });
+
+  it("are claimed by any replica's sweep when nothing waits in their session", async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    const b = await openPostgresCoordination(url);
+    try {
+      await store.setValue("inflight:t-first", lost(b.now() - 60_000));
+      expect((await b.claimUnfinished(1000, ["slack"])).map((u) => u.traceId)).toEqual(["t-first"]);
+      expect(await b.claimUnfinished(1000, ["slack"])).toEqual([]);
+    } finally {
+      await b.close();
+      await store.close();
+    }
   });
 });
