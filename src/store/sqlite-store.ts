@@ -81,20 +81,24 @@ function createDataFile(dataDir: string): string {
  */
 class SqliteStore implements Store {
   readonly #db: DatabaseSync;
-  readonly #q: Statements;
+  /** The prepared statements; use them through #q, which first commits the queued writes. */
+  readonly #statements: Statements;
   readonly #now: () => number;
   readonly #history: HistoryCache;
   #lastSeenPurge = Number.NEGATIVE_INFINITY;
   /** Values given to setValueSoon, not written yet. */
   readonly #soon = new Map<string, string>();
   #soonTimer: NodeJS.Timeout | undefined;
-  /** Single-statement writes made in this turn of the event loop, committed together (see #write). */
+  /**
+   * Single-statement writes made in this turn of the event loop, committed together (see #write).
+   * Any other use of a statement (#q) commits them first, so statements run in the order they were asked for.
+   */
   #queued: QueuedWrite[] = [];
   #commitScheduled = false;
 
   constructor(db: DatabaseSync, statements: Statements, now: () => number) {
     this.#db = db;
-    this.#q = statements;
+    this.#statements = statements;
     this.#now = now;
     this.#history = new HistoryCache(() => (statements.dataVersion.get() as { data_version: number }).data_version);
   }
@@ -127,7 +131,6 @@ class SqliteStore implements Store {
   }
 
   async loadHistory(sessionKey: string, limit: number): Promise<ChatMessage[]> {
-    this.#commitQueued();
     const n = Math.floor(limit);
     if (!(n > 0)) return [];
     const held = this.#history.load(sessionKey, n);
@@ -150,13 +153,11 @@ class SqliteStore implements Store {
   }
 
   async resetSession(sessionKey: string): Promise<void> {
-    this.#commitQueued();
     if (this.#q.resetSession.run({ key: sessionKey, at: this.#now() }).changes > 0) this.#history.reset(sessionKey);
     else this.#history.forget(sessionKey);
   }
 
   async listSessions(limit?: number): Promise<SessionInfo[]> {
-    this.#commitQueued();
     const rows = this.#q.listSessions.all({ limit: limitOrAll(limit) }) as {
       key: string; created_at: number; updated_at: number; message_count: number;
     }[];
@@ -175,18 +176,15 @@ class SqliteStore implements Store {
   }
 
   async createApproval(record: PendingApprovalRecord): Promise<void> {
-    this.#commitQueued();
     this.#q.insertApproval.run(approvalParams(record));
   }
 
   async getApproval(id: string): Promise<PendingApprovalRecord | undefined> {
-    this.#commitQueued();
     const row = this.#q.getApproval.get({ id }) as ApprovalRow | undefined;
     return row ? approvalFromRow(row) : undefined;
   }
 
   async setApprovalCardMessage(id: string, messageId: string): Promise<void> {
-    this.#commitQueued();
     this.#q.setCardMessage.run({ id, card_message_id: messageId });
   }
 
@@ -197,20 +195,17 @@ class SqliteStore implements Store {
     at: number,
     reason?: string,
   ): Promise<boolean> {
-    this.#commitQueued();
     const params = { id, state, by_id: by.id ?? null, by_name: by.name ?? null, at, reason: reason ?? null };
     const statement = state === "expired" ? this.#q.decideExpired : this.#q.decideBeforeExpiry;
     return statement.run(params).changes === 1;
   }
 
   async listApprovals(state?: ApprovalState): Promise<PendingApprovalRecord[]> {
-    this.#commitQueued();
     const rows = (state ? this.#q.listApprovalsIn.all({ state }) : this.#q.listApprovals.all()) as unknown as ApprovalRow[];
     return rows.map(approvalFromRow);
   }
 
   async addApprovalVote(approvalId: string, vote: ApprovalVote): Promise<{ added: boolean; votes: ApprovalVote[] }> {
-    this.#commitQueued();
     const params = { approval_id: approvalId, voter_id: vote.voterId, voter_name: vote.voterName ?? null, at: vote.at };
     const added = this.#q.insertVote.run(params).changes === 1;
     const rows = this.#q.listVotes.all({ approval_id: approvalId }) as unknown as ApprovalVoteRow[];
@@ -218,34 +213,28 @@ class SqliteStore implements Store {
   }
 
   async rememberAlways(scope: string, tool: string, at: number, options?: RememberAlwaysOptions): Promise<void> {
-    this.#commitQueued();
     this.#q.rememberAlways.run(alwaysValues(scope, tool, at, options));
   }
 
   async forgetAlways(scope: string): Promise<void> {
-    this.#commitQueued();
     this.#q.forgetAlways.run({ scope });
   }
 
   async hasAlways(scope: string, tool: string, now = Date.now()): Promise<boolean> {
-    this.#commitQueued();
     return this.#q.hasAlways.get({ scope, tool, now }) !== undefined;
   }
 
   async listAlwaysRules(filter: { under?: string } = {}): Promise<AlwaysRule[]> {
-    this.#commitQueued();
     const rows = filter.under === undefined ? this.#q.listAlwaysRules.all() : this.#q.listAlwaysRulesUnder.all({ scope: filter.under });
     return (rows as unknown as AlwaysRow[]).map(alwaysFromRow);
   }
 
   async getAlwaysRule(id: string): Promise<AlwaysRule | undefined> {
-    this.#commitQueued();
     const row = this.#q.getAlwaysRule.get({ id }) as unknown as AlwaysRow | undefined;
     return row ? alwaysFromRow(row) : undefined;
   }
 
   async revokeAlways(id: string): Promise<AlwaysRule | undefined> {
-    this.#commitQueued();
     const row = this.#q.revokeAlways.get({ id }) as unknown as AlwaysRow | undefined;
     return row ? alwaysFromRow(row) : undefined;
   }
@@ -261,13 +250,11 @@ class SqliteStore implements Store {
   }
 
   async readAuditLog(page: { afterRow?: number; limit?: number } = {}): Promise<LoggedAuditEntry[]> {
-    this.#commitQueued();
     const rows = this.#q.readAuditLog.all({ after: page.afterRow ?? 0, limit: limitOrAll(page.limit) }) as unknown as AuditRow[];
     return rows.map(loggedAuditFromRow);
   }
 
   async listAudit(filter: { sessionKey?: string; kind?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    this.#commitQueued();
     const { sessionKey, kind } = filter;
     const limit = limitOrAll(filter.limit);
     const q = this.#q;
@@ -296,13 +283,11 @@ class SqliteStore implements Store {
   }
 
   async getReceipt(id: string): Promise<ReceiptRecord | undefined> {
-    this.#commitQueued();
     const row = this.#q.getReceipt.get({ id }) as ReceiptRow | undefined;
     return row ? receiptFromRow(row) : undefined;
   }
 
   async listReceipts(): Promise<ReceiptRecord[]> {
-    this.#commitQueued();
     return (this.#q.listReceipts.all() as unknown as ReceiptRow[]).map(receiptFromRow);
   }
 
@@ -312,7 +297,6 @@ class SqliteStore implements Store {
       version: turn.version, waiting_approval_id: turn.waitingApprovalId ?? null, updated_at: turn.updatedAt, body: turn.body,
     });
     // Direct, not queued: a checkpoint is on its turn's path, and a park is seen at once.
-    this.#commitQueued();
     if (receipts.length === 0) save();
     else this.#transaction(() => {
       this.#insertReceipts(receipts);
@@ -321,18 +305,15 @@ class SqliteStore implements Store {
   }
 
   async getTurn(turnId: string): Promise<StoredTurn | undefined> {
-    this.#commitQueued();
     const row = this.#q.getTurn.get({ turn_id: turnId }) as TurnRow | undefined;
     return row ? turnFromRow(row) : undefined;
   }
 
   async listTurns(): Promise<StoredTurn[]> {
-    this.#commitQueued();
     return (this.#q.listTurns.all() as unknown as TurnRow[]).map(turnFromRow);
   }
 
   async listTurnsOf(sessionKey: string): Promise<StoredTurn[]> {
-    this.#commitQueued();
     return (this.#q.listTurnsOf.all({ session_key: sessionKey }) as unknown as TurnRow[]).map(turnFromRow);
   }
 
@@ -341,7 +322,6 @@ class SqliteStore implements Store {
   }
 
   async getValue(key: string): Promise<string | undefined> {
-    this.#commitQueued();
     const waiting = this.#soon.get(key);
     if (waiting !== undefined) return waiting;
     const row = this.#q.getValue.get({ key }) as { value: string } | undefined;
@@ -349,7 +329,6 @@ class SqliteStore implements Store {
   }
 
   async getValues(keys: readonly string[]): Promise<Map<string, string>> {
-    this.#commitQueued();
     const values = new Map<string, string>();
     for (let i = 0; i < keys.length; i += 2) {
       const rows = this.#q.getTwoValues.all({ a: keys[i]!, b: keys[i + 1] ?? keys[i]! }) as Array<{ key: string; value: string }>;
@@ -363,7 +342,6 @@ class SqliteStore implements Store {
   }
 
   async listValues(prefix: string): Promise<Array<{ key: string; value: string }>> {
-    this.#commitQueued();
     const rows = this.#q.listValues.all({ prefix }) as Array<{ key: string; value: string }>;
     if (this.#soon.size === 0) return rows;
     const values = new Map(rows.map((r) => [r.key, r.value]));
@@ -409,6 +387,12 @@ class SqliteStore implements Store {
     this.#db.close();
   }
 
+  /** The statements, for any use but a queued write's: what is queued is committed first. */
+  get #q(): Statements {
+    if (this.#queued.length) this.#commitQueued();
+    return this.#statements;
+  }
+
   /**
    * A single-statement write, committed with the others made in the same turn of the event loop
    * (group commit): a commit costs more than the statements it carries, and under load many
@@ -447,8 +431,9 @@ class SqliteStore implements Store {
       return;
     }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const q = this.#statements;
     try {
-      this.#q.begin.run();
+      q.begin.run();
       // A statement that fails (a constraint) fails alone: the transaction keeps the others.
       for (const write of queued) {
         try {
@@ -457,9 +442,9 @@ class SqliteStore implements Store {
           outcomes.push({ ok: false, error });
         }
       }
-      this.#q.commit.run();
+      q.commit.run();
     } catch (err) {
-      if (this.#db.isTransaction) this.#q.rollback.run();
+      if (this.#db.isTransaction) q.rollback.run();
       for (const write of queued) write.reject(err);
       return;
     }
@@ -471,7 +456,6 @@ class SqliteStore implements Store {
   }
 
   #transaction(work: () => void): void {
-    this.#commitQueued();
     this.#q.begin.run();
     try {
       work();
