@@ -23,7 +23,7 @@ export interface UpdatePollerOptions {
   handle(update: unknown): Promise<void>;
   /** Long-poll timeout (default 25 s). */
   pollTimeoutSeconds?: number;
-  /** Pause between polls while only in-flight updates come back (default 150 ms). */
+  /** Longest pause before polling again while updates are in flight (default 150 ms; it ends once they are handled). */
   busyPollMs?: number;
   /** Pause after a failed poll (default 1 s). */
   retryDelayMs?: number;
@@ -67,6 +67,8 @@ export class UpdatePoller {
   private stopped = false;
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
+  /** Ends the pause of a poll that waits for the updates in flight (see run). */
+  private handled: (() => void) | undefined;
 
   constructor(options: UpdatePollerOptions) {
     this.o = options;
@@ -108,11 +110,15 @@ export class UpdatePoller {
     let conflicts = 0;
     const maxConflicts = this.o.maxConflicts ?? 3;
     while (!this.stopped) {
+      // Telegram sends again every update at or above the offset asked with, so a poll made while
+      // updates are in flight brings those back first (a page holds 100): wait until they are
+      // handled, or busyPollMs for updates that arrive behind a slow one.
+      if (this.inFlight.size > 0) await this.pause(this.o.busyPollMs ?? 150, true);
+      if (this.stopped) break;
       const busy = this.inFlight.size > 0;
       try {
-        const fresh = await this.pollOnce(busy ? 0 : (this.o.pollTimeoutSeconds ?? 25));
+        await this.pollOnce(busy ? 0 : (this.o.pollTimeoutSeconds ?? 25));
         conflicts = 0;
-        if (busy && fresh === 0) await this.pause(this.o.busyPollMs ?? 150);
       } catch (error) {
         if (this.stopped) break;
         if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
@@ -165,6 +171,7 @@ export class UpdatePoller {
       this.o.log.warn({ updateId: id, err: (error as Error).message }, "telegram update handler failed");
     }
     this.inFlight.delete(id);
+    if (this.inFlight.size === 0) this.handled?.();
     this.persist();
   }
 
@@ -191,13 +198,18 @@ export class UpdatePoller {
       .catch((error: unknown) => this.o.log.warn({ err: (error as Error).message }, "could not save the telegram offset"));
   }
 
-  private pause(ms: number): Promise<void> {
+  /** Waits `ms`; cut short by stop(), and with `untilHandled` by the last in-flight update being handled. */
+  private pause(ms: number, untilHandled = false): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener("abort", () => {
+      const done = () => {
         clearTimeout(timer);
+        this.abort.signal.removeEventListener("abort", done);
+        if (this.handled === done) this.handled = undefined;
         resolve();
-      }, { once: true });
+      };
+      const timer = setTimeout(done, ms);
+      this.abort.signal.addEventListener("abort", done, { once: true });
+      if (untilHandled) this.handled = done;
     });
   }
 }
