@@ -240,7 +240,10 @@ export class Gateway {
     // The "queued" notice waits a moment: a message whose turn starts within it needs none (and a busy
     // chat's rate limit is spent on answers, not notices).
     let notice: NodeJS.Timeout | undefined;
+    // A lane that freed while the message was being recorded starts its turn inside enqueue.
+    let started = false;
     const queued = this.lanes.enqueue(sessionKey, () => {
+      started = true;
       clearTimeout(notice);
       return this.turn(env, runtime, acceptedAt);
     });
@@ -252,7 +255,7 @@ export class Gateway {
       return;
     }
     ev("lane.queued", { ahead: queued.ahead });
-    if (busy) {
+    if (busy && !started) {
       notice = setTimeout(() => this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId), QUEUED_NOTICE_DELAY_MS);
       notice.unref();
     }
