@@ -181,13 +181,22 @@ export interface RateLimitSummary {
   /**
    * 429s to a send or edit whose text never reached the chat afterwards: no later successful send
    * or edit in that chat holds every line of it (so a retry, or a retry merged with other lines,
-   * counts as retried).
+   * counts as retried). A status message shows the latest state of each step, so a step's
+   * "⏳ tool…" line is also carried by a later line that ends that step ("✅ tool (…)", "❌ tool …",
+   * "🚫 tool: …"): the status message was sent again, with what had happened meanwhile.
    */
   unretried: number;
   examples: string[];
 }
 
 const LIMITED_METHODS = new Set(["sendMessage", "editMessageText"]);
+
+/** Whether a later text holds `line`, or, for a step's "⏳ tool…" line, a line that ends that step. */
+function carries(text: string, line: string): boolean {
+  if (text.includes(line)) return true;
+  const step = /^⏳ ([^\s:]+)/.exec(line)?.[1];
+  return step !== undefined && text.split("\n").some((l) => ["✅", "❌", "🚫"].some((mark) => l.startsWith(`${mark} ${step} `) || l.startsWith(`${mark} ${step}:`)));
+}
 
 /** Looks at the calls from `fromIndex` on: every 429, and which refused sends never got through later. */
 export function summarizeRateLimits(calls: readonly ApiCallRecord[], fromIndex = 0): RateLimitSummary {
@@ -216,7 +225,7 @@ export function summarizeRateLimits(calls: readonly ApiCallRecord[], fromIndex =
       const list = open.get(chat);
       if (!list) continue;
       const sameQuestion = (q: number | undefined) => q === undefined || question === undefined || q === question;
-      const rest = list.filter((o) => !(sameQuestion(o.question) && o.lines.every((l) => text.includes(l))));
+      const rest = list.filter((o) => !(sameQuestion(o.question) && o.lines.every((l) => carries(text, l))));
       if (rest.length) open.set(chat, rest);
       else open.delete(chat);
     }
