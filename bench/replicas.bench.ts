@@ -289,7 +289,8 @@ function follow(replica: Replica, receivedBy: Map<string, string>): void {
       s.received++;
       receivedBy.set(entry.traceId, replica.name);
     } else if (entry.event === "dedupe.dropped") s.dropped++;
-    else if (entry.event === "turn.finish") {
+    // A turn's end at the default level: its reply, with the turn's status.
+    else if (entry.event === "reply.delivered" || entry.event === "reply.failed") {
       s.finished++;
       if (entry.status === "failed") s.failedTurns++;
       if (entry.traceId && receivedBy.has(entry.traceId) && receivedBy.get(entry.traceId) !== replica.name) s.crossReplica++;

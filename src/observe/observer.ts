@@ -29,6 +29,8 @@ const DEBUG_EVENTS = new Set([
   // tool.finish (info) says what ran, how long and how it ended; its start is a step.
   "tool.start", "model.delta", "model.request", "model.reply", "result.recorded", "lane.queued", "delivery.sent", "delivery.coalesced",
   "lease.acquired", "turn.resume", "receipts.signed",
+  // reply.delivered / reply.failed (info) carry the turn's status; a parked turn says so (turn.parked).
+  "turn.start", "turn.finish",
 ]);
 
 /** An observer that logs every event (steps at debug, the rest at info) and fans it out. */
