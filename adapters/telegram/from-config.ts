@@ -19,6 +19,8 @@ export interface TelegramSettings {
 }
 
 const OFFSET_KEY = "telegram.offset";
+/** "Deny with reason…" prompts, by `<chat id>:<prompt message id>`. */
+const PROMPT_PREFIX = "telegram.reason-prompt:";
 
 /** The Telegram adapter for these settings; throws ChannelSetupError naming what to set. */
 export function telegramFromConfig(setup: ChannelSetup<TelegramSettings>): TelegramAdapter {
@@ -43,6 +45,10 @@ export function telegramFromConfig(setup: ChannelSetup<TelegramSettings>): Teleg
         return v === undefined ? undefined : Number(v);
       },
       set: (n) => setup.values.set(OFFSET_KEY, String(n)),
+    },
+    promptStore: {
+      get: (key) => setup.values.get(`${PROMPT_PREFIX}${key}`),
+      set: (key, value) => setup.values.set(`${PROMPT_PREFIX}${key}`, value),
     },
     webhook,
   });

@@ -16,11 +16,12 @@ import { createTelegramPort } from "./outbound.ts";
 import { handleButtonQuery } from "./message-buttons.ts";
 import { createTelegramApproverGroups } from "./approver-groups.ts";
 import { UpdatePoller, type OffsetStore } from "./polling.ts";
-import { ReasonReplies } from "./reason-replies.ts";
+import { ReasonReplies, type PromptStore } from "./reason-replies.ts";
 import { startWebhookServer, type WebhookServer } from "./webhook.ts";
 import { createBotApiFetch } from "./bot-api-fetch.ts";
 
 export type { OffsetStore } from "./polling.ts";
+export type { PromptStore } from "./reason-replies.ts";
 
 export interface TelegramAdapterOptions {
   /** TELEGRAM_BOT_TOKEN. */
@@ -32,6 +33,8 @@ export interface TelegramAdapterOptions {
   account?: string;
   /** Where the polling offset watermark is kept across restarts. */
   offsetStore?: OffsetStore;
+  /** Where "Deny with reason…" prompts are kept, so that a reply after a restart still decides. */
+  promptStore?: PromptStore;
   /** Webhook mode (TELEGRAM_WEBHOOK_URL, TELEGRAM_WEBHOOK_SECRET); long polling when absent. */
   webhook?: {
     url: string;
@@ -141,7 +144,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     }),
     ...createTelegramApproverGroups({ api, log }),
   };
-  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer, botId: () => bot?.id });
+  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer, botId: () => bot?.id, prompts: options.promptStore });
   reasons.watchCards(port);
 
   /** Messages of one chat reach the sink in order; commands skip the line so /stop is never stuck. */

@@ -6,8 +6,9 @@
  * reason, through the same path as a click, and is not handled as a message for the bot to answer.
  * Someone else's reply to the prompt decides nothing either: they are told that only the clicker
  * was asked. A prompt stays known after the decision, so a second reply is told "Already decided".
- * The prompts are remembered in a bounded map. A restart forgets them: a reply to a prompt asked
- * before it is told that nothing was recorded and that the card still works.
+ * The prompts are remembered in a bounded map and kept in the store (`promptStore`), so that a reply
+ * after a restart still decides. A reply to a prompt the store does not know (it could not be kept)
+ * is told that nothing was recorded and that the card still works.
  */
 import { GrammyError, type Api } from "grammy";
 import type { Logger } from "pino";
@@ -45,6 +46,25 @@ interface AskedReason {
   cardMessageId: string;
 }
 
+/** Where prompts are kept across restarts, by `<chat id>:<prompt message id>` (the lead wires it to the store). */
+export interface PromptStore {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+}
+
+/** An AskedReason read back from the store; undefined for anything else. */
+function askedFrom(stored: string | undefined): AskedReason | undefined {
+  if (stored === undefined) return undefined;
+  try {
+    const v = JSON.parse(stored) as Partial<AskedReason> | null;
+    const fields = [v?.approvalId, v?.clickerId, v?.clickerName, v?.cardMessageId];
+    if (!fields.every((f) => typeof f === "string")) return undefined;
+    return { approvalId: v!.approvalId!, clickerId: v!.clickerId!, clickerName: v!.clickerName!, cardMessageId: v!.cardMessageId! };
+  } catch {
+    return undefined;
+  }
+}
+
 export interface ReasonRepliesDeps {
   api: Api;
   log: Logger;
@@ -53,6 +73,8 @@ export interface ReasonRepliesDeps {
   answer(queryId: string, text?: string): Promise<void>;
   /** The bot's own user id, once known. */
   botId?: () => number | undefined;
+  /** Keeps the prompts across restarts; without it they live in memory only. */
+  prompts?: PromptStore;
 }
 
 const key = (chatId: number | string, messageId: number | string) => `${chatId}:${messageId}`;
@@ -107,9 +129,11 @@ export class ReasonReplies {
           reply_markup: { force_reply: true, selective: true, input_field_placeholder: PLACEHOLDER },
         }),
       );
-      this.asked.set(key(card.chat.id, sent.message_id), {
-        approvalId, clickerId: String(query.from.id), clickerName: name, cardMessageId: String(card.message_id),
-      });
+      const asked: AskedReason = { approvalId, clickerId: String(query.from.id), clickerName: name, cardMessageId: String(card.message_id) };
+      const promptKey = key(card.chat.id, sent.message_id);
+      this.asked.set(promptKey, asked);
+      await this.deps.prompts?.set(promptKey, JSON.stringify(asked)).catch((error: unknown) =>
+        this.deps.log.warn({ err: (error as Error).message, approvalId }, "a reason prompt could not be kept; a reply after a restart will be asked to use the card again"));
     } catch (error) {
       this.deps.log.warn({ err: (error as Error).message, approvalId }, "could not ask for the reason of a denial");
     }
@@ -123,7 +147,7 @@ export class ReasonReplies {
     const replied = message.reply_to_message;
     if (!replied || !message.from || message.from.is_bot || message.text === undefined || parseBotCommand(message.text)) return false;
     const promptKey = key(message.chat.id, replied.message_id);
-    const asked = this.asked.get(promptKey);
+    const asked = this.asked.get(promptKey) ?? (await this.kept(promptKey, replied));
     if (!asked) {
       // A prompt of this bot's from before a restart: the reply is for it, not a message to answer.
       if (!replied.from?.is_bot || !replied.text?.includes(PROMPT_WORDS) || !this.isOwn(replied)) return false;
@@ -158,6 +182,14 @@ export class ReasonReplies {
     }
     if (outcome.status !== "accepted") await this.reply(message, outcome.message);
     return true;
+  }
+
+  /** A prompt asked before a restart, from the store (only for a reply to one of this bot's prompts). */
+  private async kept(promptKey: string, replied: NonNullable<TelegramMessage["reply_to_message"]>): Promise<AskedReason | undefined> {
+    if (!this.deps.prompts || !replied.from?.is_bot || !replied.text?.includes(PROMPT_WORDS) || !this.isOwn(replied)) return undefined;
+    const asked = askedFrom(await this.deps.prompts.get(promptKey).catch(() => undefined));
+    if (asked) this.asked.set(promptKey, asked);
+    return asked;
   }
 
   /** Whether `message` was sent by this bot (when the bot's id is not known yet, any bot's counts). */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -100,8 +100,25 @@ describe("a crash while an approval waits", () => {
       const at = (pattern: RegExp) => texts().findIndex((t) => pattern.test(t));
       return at(before) >= 0 && at(before) < at(then);
     };
-    return { dataDir: first.dataDir, texts, approve, stopAndRestart, inOrder };
+    return { dataDir: first.dataDir, card, texts, approve, stopAndRestart, inOrder };
   }
+
+  it("a reason asked for with \"Deny with reason…\" before a SIGTERM is taken from the clicker's reply after the restart", async () => {
+    const bot = await cardWaiting(8181, "friday.txt");
+    const button = bot.card.reply_markup!.inline_keyboard.flat().find((b) => /reason/i.test(b.text))!;
+    await telegram.clickButton({ chatId: 8181, messageId: bot.card.message_id, data: button.callback_data!, from: { id: 8181 } }).answered;
+    await waitUntil(() => expect(telegram.botMessages(8181).some((m) => m.forceReply)).toBe(true), { timeout: 10_000 });
+    const prompt = telegram.botMessages(8181).find((m) => m.forceReply)!;
+    await bot.stopAndRestart();
+    await telegram.userMessage({ text: "not on a Friday", from: { id: 8181 }, replyToMessageId: prompt.message_id }).delivered;
+    // The model hears the reason in the denied call's result; the file is never written.
+    await waitUntil(() => expect(JSON.stringify(model.requests.at(-1)?.body.messages ?? [])).toMatch(/not on a Friday/), { timeout: 15_000 });
+    await waitUntil(() => expect(bot.texts().join("\n")).toMatch(/friday\.txt is written/), { timeout: 15_000 });
+    expect(existsSync(path.join(bot.dataDir, "data", "workspace", "friday.txt"))).toBe(false);
+    expect(bot.texts().join("\n")).not.toMatch(/I restarted after asking for this reason/);
+    expect(bot.texts().join("\n")).not.toMatch(/you asked: not on a Friday/);
+    rmSync(bot.dataDir, { recursive: true, force: true });
+  });
 
   it("a message queued behind a waiting card at SIGTERM is answered after the restart, after the card's turn", async () => {
     const bot = await cardWaiting(6161, "deploy.txt");

@@ -9,8 +9,8 @@ import type { IngressEnvelope } from "../../src/envelope.ts";
 import { runDenyWithReasonContract } from "../contract/deny-reason-contract.ts";
 import { withPacing } from "../support/fast-pacing.ts";
 import type { TgMessage } from "../emulators/telegram/index.ts";
-import { createTelegramAdapter } from "../../adapters/telegram/index.ts";
-import { createTelegramHarness, HARNESS_GROUP, memoryOffsetStore, type TelegramHarness } from "./harness.ts";
+import { createTelegramAdapter, type TelegramAdapterOptions } from "../../adapters/telegram/index.ts";
+import { createTelegramHarness, HARNESS_GROUP, memoryOffsetStore, memoryValues, type TelegramHarness } from "./harness.ts";
 import { asksForReplyFrom, withTelegramReasonForms } from "./reason-forms.ts";
 import { RecordingSink } from "./recording-sink.ts";
 
@@ -50,8 +50,8 @@ async function until<T>(check: () => T | undefined, ms = 3000): Promise<T> {
   }
 }
 
-async function withPrompt(): Promise<{ h: TelegramHarness; sink: RecordingSink; env: IngressEnvelope; cardId: number; prompt: TgMessage }> {
-  h = await createTelegramHarness();
+async function withPrompt(adapter: Partial<TelegramAdapterOptions> = {}): Promise<{ h: TelegramHarness; sink: RecordingSink; env: IngressEnvelope; cardId: number; prompt: TgMessage }> {
+  h = await createTelegramHarness({ adapter });
   const sink = new RecordingSink();
   await h.adapter.start(sink);
   h.emulator.userMessage({ text: "clean the build", chat: HARNESS_GROUP, mentionBot: true, topicId: 5, from: ADA });
@@ -126,7 +126,38 @@ describe("Telegram reason prompt", () => {
     expect(told.text).toBe("This approval has expired; nothing was run. Ask the bot again.");
   });
 
-  it("after a restart, answers a reply to the prompt asked before it: nothing decided, use the card again; not a message for the bot", async () => {
+  it("after a restart, takes the clicker's reply to the prompt asked before it as the deny with its reason", async () => {
+    const prompts = memoryValues();
+    const { h, cardId, prompt } = await withPrompt({ promptStore: prompts });
+    await h.adapter.stop();
+    const restarted = createTelegramAdapter({
+      token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), promptStore: prompts, pollTimeoutSeconds: 1, retryDelayMs: 50,
+    });
+    const sink = new RecordingSink();
+    await restarted.start(sink);
+    try {
+      // Someone else's reply still decides nothing.
+      const stranger = h.emulator.userMessage({ text: "ship it", chat: HARNESS_GROUP, from: GRACE, replyToMessageId: prompt.message_id, topicId: 5 });
+      await stranger.delivered;
+      const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === stranger.message.message_id));
+      expect(told.text).toMatch(/^Only Ada was asked for this reason; nothing was decided\./);
+      const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
+      await reply.delivered;
+      await until(() => sink.clicks[0]);
+      expect(sink.clicks).toEqual([
+        {
+          channel: "telegram", approvalId, choice: "deny", reason: "not on a Friday",
+          actor: { id: "4242", name: "Ada", isBot: false }, messageId: String(cardId), conversationId: String(HARNESS_GROUP.id),
+        },
+      ]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sink.envelopes).toEqual([]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it("after a restart, answers a reply to a prompt the store does not know: nothing decided, use the card again; not a message for the bot", async () => {
     const { h, prompt } = await withPrompt();
     await h.adapter.stop();
     const restarted = createTelegramAdapter({ token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), pollTimeoutSeconds: 1, retryDelayMs: 50 });

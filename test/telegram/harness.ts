@@ -24,6 +24,20 @@ export function memoryOffsetStore(): OffsetStore & { value: number | undefined }
   return store;
 }
 
+/** Named values kept in memory (as the store keeps them), shared by adapters that stand for restarts of one bot. */
+export function memoryValues(): { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void>; map: Map<string, string> } {
+  const map = new Map<string, string>();
+  return {
+    map,
+    async get(key: string) {
+      return map.get(key);
+    },
+    async set(key: string, value: string) {
+      map.set(key, value);
+    },
+  };
+}
+
 function seen(message: TgMessage): SeenMessage {
   return {
     id: String(message.message_id),
