@@ -65,6 +65,20 @@ async function withPrompt(adapter: Partial<TelegramAdapterOptions> = {}): Promis
   return { h, sink, env: env!, cardId: Number(sent.id), prompt };
 }
 
+/** Ada replies to the prompt with `text`; resolves with her reply once the sink got the deny it makes. */
+async function adaReplies(h: TelegramHarness, sink: RecordingSink, prompt: TgMessage, cardId: number, text: string) {
+  const reply = h.emulator.userMessage({ text, chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
+  await reply.delivered;
+  await until(() => sink.clicks[0]);
+  expect(sink.clicks).toEqual([
+    {
+      channel: "telegram", approvalId, choice: "deny", reason: "not on a Friday",
+      actor: { id: "4242", name: "Ada", isBot: false }, messageId: String(cardId), conversationId: String(HARNESS_GROUP.id),
+    },
+  ]);
+  return reply;
+}
+
 describe("Telegram reason prompt", () => {
   it("answers the click, then asks the clicker alone, in a forced reply to the card in its topic", async () => {
     const { h, sink, cardId, prompt } = await withPrompt();
@@ -82,15 +96,7 @@ describe("Telegram reason prompt", () => {
 
   it("makes the clicker's reply a deny with its text as the reason, not a message for the bot", async () => {
     const { h, sink, cardId, prompt } = await withPrompt();
-    const reply = h.emulator.userMessage({ text: "  not on a Friday  ", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
-    await reply.delivered;
-    await until(() => sink.clicks[0]);
-    expect(sink.clicks).toEqual([
-      {
-        channel: "telegram", approvalId, choice: "deny", reason: "not on a Friday",
-        actor: { id: "4242", name: "Ada", isBot: false }, messageId: String(cardId), conversationId: String(HARNESS_GROUP.id),
-      },
-    ]);
+    const reply = await adaReplies(h, sink, prompt, cardId, "  not on a Friday  ");
     await new Promise((r) => setTimeout(r, 200));
     expect(sink.envelopes).toHaveLength(1);
     expect(h.emulator.botMessages(HARNESS_GROUP.id).filter((m) => m.reply_to_message?.message_id === reply.message.message_id)).toEqual([]);
@@ -141,15 +147,7 @@ describe("Telegram reason prompt", () => {
       await stranger.delivered;
       const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === stranger.message.message_id));
       expect(told.text).toMatch(/^Only Ada was asked for this reason; nothing was decided\./);
-      const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
-      await reply.delivered;
-      await until(() => sink.clicks[0]);
-      expect(sink.clicks).toEqual([
-        {
-          channel: "telegram", approvalId, choice: "deny", reason: "not on a Friday",
-          actor: { id: "4242", name: "Ada", isBot: false }, messageId: String(cardId), conversationId: String(HARNESS_GROUP.id),
-        },
-      ]);
+      await adaReplies(h, sink, prompt, cardId, "not on a Friday");
       await new Promise((r) => setTimeout(r, 200));
       expect(sink.envelopes).toEqual([]);
     } finally {
