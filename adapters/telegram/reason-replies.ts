@@ -147,12 +147,15 @@ export class ReasonReplies {
     const replied = message.reply_to_message;
     if (!replied || !message.from || message.from.is_bot || message.text === undefined || parseBotCommand(message.text)) return false;
     const promptKey = key(message.chat.id, replied.message_id);
-    const asked = this.asked.get(promptKey) ?? (await this.kept(promptKey, replied));
+    let asked = this.asked.get(promptKey);
     if (!asked) {
+      if (!this.isOwnPrompt(replied)) return false;
       // A prompt of this bot's from before a restart: the reply is for it, not a message to answer.
-      if (!replied.from?.is_bot || !replied.text?.includes(PROMPT_WORDS) || !this.isOwn(replied)) return false;
-      await this.reply(message, FORGOTTEN_PROMPT);
-      return true;
+      asked = await this.kept(promptKey);
+      if (!asked) {
+        await this.reply(message, FORGOTTEN_PROMPT);
+        return true;
+      }
     }
     if (String(message.from.id) !== asked.clickerId) {
       await this.reply(message, `Only ${asked.clickerName} was asked for this reason; nothing was decided. To deny with a reason of your own, use the card's “Deny with reason…” button.`);
@@ -184,18 +187,19 @@ export class ReasonReplies {
     return true;
   }
 
-  /** A prompt asked before a restart, from the store (only for a reply to one of this bot's prompts). */
-  private async kept(promptKey: string, replied: NonNullable<TelegramMessage["reply_to_message"]>): Promise<AskedReason | undefined> {
-    if (!this.deps.prompts || !replied.from?.is_bot || !replied.text?.includes(PROMPT_WORDS) || !this.isOwn(replied)) return undefined;
+  /** A prompt asked before a restart, from the store; undefined when it was not kept. */
+  private async kept(promptKey: string): Promise<AskedReason | undefined> {
+    if (!this.deps.prompts) return undefined;
     const asked = askedFrom(await this.deps.prompts.get(promptKey).catch(() => undefined));
     if (asked) this.asked.set(promptKey, asked);
     return asked;
   }
 
-  /** Whether `message` was sent by this bot (when the bot's id is not known yet, any bot's counts). */
-  private isOwn(message: { from?: { id: number } }): boolean {
+  /** Whether `message` is one of this bot's prompts (when the bot's id is not known yet, any bot's counts). */
+  private isOwnPrompt(message: { from?: { id: number; is_bot: boolean }; text?: string }): boolean {
+    if (!message.from?.is_bot || !message.text?.includes(PROMPT_WORDS)) return false;
     const own = this.deps.botId?.();
-    return own === undefined || String(message.from?.id) === String(own);
+    return own === undefined || String(message.from.id) === String(own);
   }
 
   private async reply(to: TelegramMessage, text: string): Promise<void> {
