@@ -65,6 +65,17 @@ async function withPrompt(adapter: Partial<TelegramAdapterOptions> = {}): Promis
   return { h, sink, env: env!, cardId: Number(sent.id), prompt };
 }
 
+/** Stops the harness's adapter and starts a new one on the same bot, as a restarted process would (with `promptStore`, the same kept prompts). */
+async function restartedAdapter(h: TelegramHarness, promptStore?: TelegramAdapterOptions["promptStore"]) {
+  await h.adapter.stop();
+  const restarted = createTelegramAdapter({
+    token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), ...(promptStore ? { promptStore } : {}), pollTimeoutSeconds: 1, retryDelayMs: 50,
+  });
+  const sink = new RecordingSink();
+  await restarted.start(sink);
+  return { restarted, sink };
+}
+
 /** Ada replies to the prompt with `text`; resolves with her reply once the sink got the deny it makes. */
 async function adaReplies(h: TelegramHarness, sink: RecordingSink, prompt: TgMessage, cardId: number, text: string) {
   const reply = h.emulator.userMessage({ text, chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
@@ -135,12 +146,7 @@ describe("Telegram reason prompt", () => {
   it("after a restart, takes the clicker's reply to the prompt asked before it as the deny with its reason", async () => {
     const prompts = memoryValues();
     const { h, cardId, prompt } = await withPrompt({ promptStore: prompts });
-    await h.adapter.stop();
-    const restarted = createTelegramAdapter({
-      token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), promptStore: prompts, pollTimeoutSeconds: 1, retryDelayMs: 50,
-    });
-    const sink = new RecordingSink();
-    await restarted.start(sink);
+    const { restarted, sink } = await restartedAdapter(h, prompts);
     try {
       // Someone else's reply still decides nothing.
       const stranger = h.emulator.userMessage({ text: "ship it", chat: HARNESS_GROUP, from: GRACE, replyToMessageId: prompt.message_id, topicId: 5 });
@@ -157,10 +163,7 @@ describe("Telegram reason prompt", () => {
 
   it("after a restart, answers a reply to a prompt the store does not know: nothing decided, use the card again; not a message for the bot", async () => {
     const { h, prompt } = await withPrompt();
-    await h.adapter.stop();
-    const restarted = createTelegramAdapter({ token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), pollTimeoutSeconds: 1, retryDelayMs: 50 });
-    const sink = new RecordingSink();
-    await restarted.start(sink);
+    const { restarted, sink } = await restartedAdapter(h);
     try {
       const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
       await reply.delivered;
