@@ -237,7 +237,11 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
 
   const shared = {
     log, http, httpHost: config.httpHost, onShutdownRequest: options.onShutdownRequest,
-    values: { get: (key: string) => store.getValue(key), set: (key: string, value: string) => store.setValue(key, value) },
+    values: {
+      get: (key: string) => store.getValue(key), set: (key: string, value: string) => store.setValue(key, value),
+      list: (prefix: string) => store.listValues(prefix), delete: (key: string) => store.deleteValue(key),
+    },
+    approvalTimeoutMs: config.approval.timeoutMs,
   };
   const created =
     options.adapters ??

@@ -235,8 +235,15 @@ export interface ChannelSetup<Settings> {
   http?: HttpRoutes;
   /** The bind address for a receiver that listens on a port of its own (HOST); the adapter's default when absent. */
   httpHost?: string;
-  /** Small named values kept in the store across restarts (the Telegram update offset). */
-  values: { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void> };
+  /** Small named values kept in the store across restarts (the Telegram update offset); `list` gives those whose key starts with `prefix`. */
+  values: {
+    get(key: string): Promise<string | undefined>;
+    set(key: string, value: string): Promise<void>;
+    list(prefix: string): Promise<Array<{ key: string; value: string }>>;
+    delete(key: string): Promise<void>;
+  };
+  /** How long an approval card waits for a decision (`approval.timeoutMs`). */
+  approvalTimeoutMs?: number;
   /** Asks the bot to shut down once what was asked is answered (the console's input ended). */
   onShutdownRequest?: () => void;
 }

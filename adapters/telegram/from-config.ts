@@ -19,6 +19,7 @@ export interface TelegramSettings {
 }
 
 const OFFSET_KEY = "telegram.offset";
+const DAY_MS = 24 * 3_600_000;
 /** "Deny with reason…" prompts, by `<chat id>:<prompt message id>`. */
 const PROMPT_PREFIX = "telegram.reason-prompt:";
 
@@ -49,7 +50,11 @@ export function telegramFromConfig(setup: ChannelSetup<TelegramSettings>): Teleg
     promptStore: {
       get: (key) => setup.values.get(`${PROMPT_PREFIX}${key}`),
       set: (key, value) => setup.values.set(`${PROMPT_PREFIX}${key}`, value),
+      list: async () => (await setup.values.list(PROMPT_PREFIX)).map(({ key, value }) => ({ key: key.slice(PROMPT_PREFIX.length), value })),
+      delete: (key) => setup.values.delete(`${PROMPT_PREFIX}${key}`),
     },
+    // A reply a day after its card expired is still told so; after that the prompt is forgotten.
+    ...(setup.approvalTimeoutMs !== undefined ? { keepPromptsMs: setup.approvalTimeoutMs + DAY_MS } : {}),
     webhook,
   });
 }

@@ -35,6 +35,8 @@ export interface TelegramAdapterOptions {
   offsetStore?: OffsetStore;
   /** Where "Deny with reason…" prompts are kept, so that a reply after a restart still decides. */
   promptStore?: PromptStore;
+  /** How long a kept prompt is kept before it is deleted from `promptStore` (default 7 days). */
+  keepPromptsMs?: number;
   /** Webhook mode (TELEGRAM_WEBHOOK_URL, TELEGRAM_WEBHOOK_SECRET); long polling when absent. */
   webhook?: {
     url: string;
@@ -144,7 +146,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     }),
     ...createTelegramApproverGroups({ api, log }),
   };
-  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer, botId: () => bot?.id, prompts: options.promptStore });
+  const reasons = new ReasonReplies({ api, log, sink: () => sink, answer, botId: () => bot?.id, prompts: options.promptStore, keepPromptsMs: options.keepPromptsMs });
   reasons.watchCards(port);
 
   /** Messages of one chat reach the sink in order; commands skip the line so /stop is never stuck. */
@@ -262,6 +264,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
       }
       sink = target;
       pollingFailure = undefined;
+      reasons.startForgetting();
       try {
         const me = await api.getMe();
         bot = { id: me.id, username: me.username };
@@ -326,6 +329,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
 
     async stop(): Promise<void> {
       running = false;
+      reasons.stopForgetting();
       await poller?.stop();
       poller = undefined;
       await webhookServer?.close();

@@ -7,8 +7,10 @@
  * Someone else's reply to the prompt decides nothing either: they are told that only the clicker
  * was asked. A prompt stays known after the decision, so a second reply is told "Already decided".
  * The prompts are remembered in a bounded map and kept in the store (`promptStore`), so that a reply
- * after a restart still decides. A reply to a prompt the store does not know (it could not be kept)
- * is told that nothing was recorded and that the card still works.
+ * after a restart still decides; a kept prompt is deleted once it is older than `keepMs` (its card
+ * has long expired by then), looked for at start and every hour. A reply to a prompt the store does
+ * not know (it could not be kept, or is that old) is told that nothing was recorded and to use the
+ * card's buttons if it still has them.
  */
 import { GrammyError, type Api } from "grammy";
 import type { Logger } from "pino";
@@ -23,6 +25,10 @@ import { displayName, type TelegramCallbackQuery, type TelegramMessage } from ".
 const REMEMBERED = 10_000;
 /** What the reply box shows before the person types (Telegram: at most 64 characters). */
 const PLACEHOLDER = "Why deny it?";
+/** How long a kept prompt is kept when the adapter is not told (the default approval timeout is 5 minutes). */
+export const DEFAULT_KEEP_PROMPTS_MS = 7 * 24 * 3_600_000;
+/** How often kept prompts are looked through for old ones. */
+const FORGET_EVERY_MS = 3_600_000;
 /** A 429 asking for at most this long is waited out once (these messages skip the delivery queue). */
 const MAX_RETRY_WAIT_S = 5;
 
@@ -44,12 +50,17 @@ interface AskedReason {
   clickerId: string;
   clickerName: string;
   cardMessageId: string;
+  /** When the prompt was posted (ms since the epoch); absent in prompts kept by older versions. */
+  askedAt?: number;
 }
 
 /** Where prompts are kept across restarts, by `<chat id>:<prompt message id>` (the lead wires it to the store). */
 export interface PromptStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
+  /** Every kept prompt, by the same keys. */
+  list(): Promise<Array<{ key: string; value: string }>>;
+  delete(key: string): Promise<void>;
 }
 
 /** An AskedReason read back from the store; undefined for anything else. */
@@ -59,7 +70,10 @@ function askedFrom(stored: string | undefined): AskedReason | undefined {
     const v = JSON.parse(stored) as Partial<AskedReason> | null;
     const fields = [v?.approvalId, v?.clickerId, v?.clickerName, v?.cardMessageId];
     if (!fields.every((f) => typeof f === "string")) return undefined;
-    return { approvalId: v!.approvalId!, clickerId: v!.clickerId!, clickerName: v!.clickerName!, cardMessageId: v!.cardMessageId! };
+    return {
+      approvalId: v!.approvalId!, clickerId: v!.clickerId!, clickerName: v!.clickerName!, cardMessageId: v!.cardMessageId!,
+      ...(typeof v!.askedAt === "number" && Number.isFinite(v!.askedAt) ? { askedAt: v!.askedAt } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -75,6 +89,8 @@ export interface ReasonRepliesDeps {
   botId?: () => number | undefined;
   /** Keeps the prompts across restarts; without it they live in memory only. */
   prompts?: PromptStore;
+  /** How long a kept prompt is kept (DEFAULT_KEEP_PROMPTS_MS when absent). */
+  keepPromptsMs?: number;
 }
 
 const key = (chatId: number | string, messageId: number | string) => `${chatId}:${messageId}`;
@@ -85,16 +101,55 @@ const PROMPT_WORDS = ", reply to this message with the reason for denying ";
 /** Said to a reply to a prompt this process did not ask (it was asked before a restart). */
 const FORGOTTEN_PROMPT =
   "I restarted after asking for this reason, so it was not recorded and nothing was decided. " +
-  "The card still works: use its buttons again (“Deny with reason…” asks anew).";
+  "If the card still has its buttons, use them again (“Deny with reason…” asks anew).";
 
 /** The prompts posted for "Deny with reason…" clicks, and the replies to them. */
 export class ReasonReplies {
   private readonly deps: ReasonRepliesDeps;
   private readonly asked = new LruMap<string, AskedReason>({ max: REMEMBERED });
   private readonly tools = new LruMap<string, string>({ max: REMEMBERED });
+  private forgetTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: ReasonRepliesDeps) {
     this.deps = deps;
+  }
+
+  /** Deletes old kept prompts now (not waited for) and every hour until `stopForgetting`. */
+  startForgetting(): void {
+    if (!this.deps.prompts || this.forgetTimer) return;
+    const run = () =>
+      void this.forgetOld().catch((error: unknown) =>
+        this.deps.log.warn({ err: (error as Error).message }, "could not delete old reason prompts from the store; they are looked for again in an hour"));
+    this.forgetTimer = setInterval(run, FORGET_EVERY_MS).unref();
+    run();
+  }
+
+  stopForgetting(): void {
+    clearInterval(this.forgetTimer);
+    this.forgetTimer = undefined;
+  }
+
+  /**
+   * Deletes the kept prompts older than `keepPromptsMs`, and those that cannot be read; a prompt kept
+   * by an older version (no `askedAt`) is dated now, so it is kept its full time from here. Returns
+   * how many were deleted.
+   */
+  async forgetOld(now = Date.now()): Promise<number> {
+    const prompts = this.deps.prompts;
+    if (!prompts) return 0;
+    const keepMs = this.deps.keepPromptsMs ?? DEFAULT_KEEP_PROMPTS_MS;
+    let deleted = 0;
+    for (const { key: promptKey, value } of await prompts.list()) {
+      const asked = askedFrom(value);
+      if (asked && asked.askedAt === undefined) await prompts.set(promptKey, JSON.stringify({ ...asked, askedAt: now }));
+      else if (!asked || now - asked.askedAt! > keepMs) {
+        await prompts.delete(promptKey);
+        this.asked.delete(promptKey);
+        deleted++;
+      }
+    }
+    if (deleted > 0) this.deps.log.info({ deleted }, "deleted old reason prompts from the store");
+    return deleted;
   }
 
   /** Makes `port` remember the tool of each card it posts, so a prompt can name it ("this request" for older cards). */
@@ -129,7 +184,7 @@ export class ReasonReplies {
           reply_markup: { force_reply: true, selective: true, input_field_placeholder: PLACEHOLDER },
         }),
       );
-      const asked: AskedReason = { approvalId, clickerId: String(query.from.id), clickerName: name, cardMessageId: String(card.message_id) };
+      const asked: AskedReason = { approvalId, clickerId: String(query.from.id), clickerName: name, cardMessageId: String(card.message_id), askedAt: Date.now() };
       const promptKey = key(card.chat.id, sent.message_id);
       this.asked.set(promptKey, asked);
       await this.deps.prompts?.set(promptKey, JSON.stringify(asked)).catch((error: unknown) =>

@@ -22,7 +22,7 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const values = { get: async () => undefined, set: async () => {} };
+const values = { get: async () => undefined, set: async () => {}, list: async () => [], delete: async () => {} };
 
 describe("the Slack app manifest", () => {
   it("is the committed Socket Mode manifest by default", () => {

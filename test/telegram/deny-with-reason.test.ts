@@ -3,13 +3,19 @@
  * the forced reply it posts (to the card, addressed to the clicker), the clicker's reply becoming
  * the decision and not a message for the bot, and a reply from anyone else deciding nothing.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { approvalButtons, type ApprovalCard } from "../../src/approval/card.ts";
 import type { IngressEnvelope } from "../../src/envelope.ts";
 import { runDenyWithReasonContract } from "../contract/deny-reason-contract.ts";
 import { withPacing } from "../support/fast-pacing.ts";
-import type { TgMessage } from "../emulators/telegram/index.ts";
+import { startTelegramEmulator, type TgMessage } from "../emulators/telegram/index.ts";
 import { createTelegramAdapter, type TelegramAdapterOptions } from "../../adapters/telegram/index.ts";
+import { telegramFromConfig } from "../../adapters/telegram/from-config.ts";
+import { silentLogger } from "../../src/observe/logger.ts";
+import { openSqliteStore } from "../../src/store/sqlite-store.ts";
 import { createTelegramHarness, HARNESS_GROUP, memoryOffsetStore, memoryValues, type TelegramHarness } from "./harness.ts";
 import { asksForReplyFrom, withTelegramReasonForms } from "./reason-forms.ts";
 import { RecordingSink } from "./recording-sink.ts";
@@ -65,11 +71,11 @@ async function withPrompt(adapter: Partial<TelegramAdapterOptions> = {}): Promis
   return { h, sink, env: env!, cardId: Number(sent.id), prompt };
 }
 
-/** Stops the harness's adapter and starts a new one on the same bot, as a restarted process would (with `promptStore`, the same kept prompts). */
-async function restartedAdapter(h: TelegramHarness, promptStore?: TelegramAdapterOptions["promptStore"]) {
+/** Stops the harness's adapter and starts a new one on the same bot, as a restarted process would (with a `promptStore`, the same kept prompts). */
+async function restartedAdapter(h: TelegramHarness, options: Partial<TelegramAdapterOptions> = {}) {
   await h.adapter.stop();
   const restarted = createTelegramAdapter({
-    token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), ...(promptStore ? { promptStore } : {}), pollTimeoutSeconds: 1, retryDelayMs: 50,
+    token: h.emulator.token, apiRoot: h.emulator.apiRoot, offsetStore: memoryOffsetStore(), pollTimeoutSeconds: 1, retryDelayMs: 50, ...options,
   });
   const sink = new RecordingSink();
   await restarted.start(sink);
@@ -146,7 +152,7 @@ describe("Telegram reason prompt", () => {
   it("after a restart, takes the clicker's reply to the prompt asked before it as the deny with its reason", async () => {
     const prompts = memoryValues();
     const { h, cardId, prompt } = await withPrompt({ promptStore: prompts });
-    const { restarted, sink } = await restartedAdapter(h, prompts);
+    const { restarted, sink } = await restartedAdapter(h, { promptStore: prompts });
     try {
       // Someone else's reply still decides nothing.
       const stranger = h.emulator.userMessage({ text: "ship it", chat: HARNESS_GROUP, from: GRACE, replyToMessageId: prompt.message_id, topicId: 5 });
@@ -175,6 +181,77 @@ describe("Telegram reason prompt", () => {
       expect(sink.envelopes).toEqual([]);
     } finally {
       await restarted.stop();
+    }
+  });
+
+  it("deletes kept prompts older than keepPromptsMs when it starts; a reply to one then decides nothing", async () => {
+    const prompts = memoryValues();
+    const before = Date.now();
+    const { h, prompt } = await withPrompt({ promptStore: prompts });
+    const promptKey = `${HARNESS_GROUP.id}:${prompt.message_id}`;
+    const kept = JSON.parse(prompts.map.get(promptKey)!) as { askedAt: number };
+    expect(kept.askedAt).toBeGreaterThanOrEqual(before);
+    expect(kept.askedAt).toBeLessThanOrEqual(Date.now());
+    // Two hours later (kept for one): the prompt is old; another asked a minute ago is not; one kept
+    // by an older version (no date) is dated now; one that cannot be read goes.
+    const hours = (n: number) => n * 3_600_000;
+    prompts.map.set(promptKey, JSON.stringify({ ...kept, askedAt: Date.now() - hours(2) }));
+    const recent = { approvalId: "recent", clickerId: "4242", clickerName: "Ada", cardMessageId: "90", askedAt: Date.now() - 60_000 };
+    const legacy = { approvalId: "legacy", clickerId: "4242", clickerName: "Ada", cardMessageId: "91" };
+    prompts.map.set("-100:901", JSON.stringify(recent));
+    prompts.map.set("-100:902", JSON.stringify(legacy));
+    prompts.map.set("-100:903", "{not json");
+    const { restarted, sink } = await restartedAdapter(h, { promptStore: prompts, keepPromptsMs: hours(1) });
+    try {
+      await until(() => (prompts.map.has(promptKey) ? undefined : true));
+      await until(() => (prompts.map.has("-100:903") ? undefined : true));
+      expect(JSON.parse(prompts.map.get("-100:901")!)).toEqual(recent);
+      const dated = JSON.parse((await until(() => (prompts.map.get("-100:902")?.includes("askedAt") ? prompts.map.get("-100:902") : undefined)))!);
+      expect(dated).toMatchObject(legacy);
+      expect(Date.now() - dated.askedAt).toBeLessThan(60_000);
+      expect([...prompts.map.keys()].sort()).toEqual(["-100:901", "-100:902"]);
+
+      const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
+      await reply.delivered;
+      const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === reply.message.message_id));
+      expect(told.text).toMatch(/nothing was decided\. If the card still has its buttons, use them again/);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sink.clicks).toEqual([]);
+      expect(sink.envelopes).toEqual([]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it("built from the config, keeps prompts in the store for the approval timeout and a day, then deletes them", async () => {
+    const emulator = await startTelegramEmulator();
+    const dir = mkdtempSync(path.join(tmpdir(), "gh-tg-prompts-"));
+    const store = await openSqliteStore({ dataDir: dir });
+    const day = 24 * 3_600_000;
+    const asked = (approval: string, agoMs: number) => JSON.stringify({ approvalId: approval, clickerId: "4242", clickerName: "Ada", cardMessageId: "5", askedAt: Date.now() - agoMs });
+    // Approval timeout: one hour. Asked a day and two hours ago: gone. A day ago: kept.
+    await store.setValue("telegram.reason-prompt:-100:1", asked("old", day + 2 * 3_600_000));
+    await store.setValue("telegram.reason-prompt:-100:2", asked("young", day));
+    await store.setValue("telegram.offset-unrelated", "stays");
+    const adapter = telegramFromConfig({
+      settings: { botToken: emulator.token, apiRoot: emulator.apiRoot, access: { mentionGate: true } }, log: silentLogger(),
+      values: {
+        get: (key) => store.getValue(key), set: (key, value) => store.setValue(key, value),
+        list: (prefix) => store.listValues(prefix), delete: (key) => store.deleteValue(key),
+      },
+      approvalTimeoutMs: 3_600_000,
+    });
+    try {
+      await adapter.start(new RecordingSink());
+      const end = Date.now() + 3000;
+      while ((await store.getValue("telegram.reason-prompt:-100:1")) !== undefined && Date.now() < end) await new Promise((r) => setTimeout(r, 15));
+      expect((await store.listValues("telegram.reason-prompt:")).map((v) => v.key)).toEqual(["telegram.reason-prompt:-100:2"]);
+      expect(await store.getValue("telegram.offset-unrelated")).toBe("stays");
+    } finally {
+      await adapter.stop();
+      await store.close();
+      await emulator.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -4,7 +4,7 @@
  * bot; clicks are real callback queries; what the bot posted is read from the emulator's chats.
  */
 import type { ChannelHarness, PostedUserMessage, SeenMessage, UserMessageOptions } from "../contract/harness.ts";
-import { createTelegramAdapter, type OffsetStore, type TelegramAdapter, type TelegramAdapterOptions } from "../../adapters/telegram/index.ts";
+import { createTelegramAdapter, type OffsetStore, type TelegramAdapter, type PromptStore, type TelegramAdapterOptions } from "../../adapters/telegram/index.ts";
 import { startTelegramEmulator, type TelegramEmulator, type TelegramEmulatorOptions, type TgChat, type TgMessage } from "../emulators/telegram/index.ts";
 
 /** The group every non-DM harness message goes to: a forum supergroup, so topics are threads. */
@@ -25,7 +25,7 @@ export function memoryOffsetStore(): OffsetStore & { value: number | undefined }
 }
 
 /** Named values kept in memory (as the store keeps them), shared by adapters that stand for restarts of one bot. */
-export function memoryValues(): { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void>; map: Map<string, string> } {
+export function memoryValues(): PromptStore & { map: Map<string, string> } {
   const map = new Map<string, string>();
   return {
     map,
@@ -34,6 +34,12 @@ export function memoryValues(): { get(key: string): Promise<string | undefined>;
     },
     async set(key: string, value: string) {
       map.set(key, value);
+    },
+    async list() {
+      return [...map].map(([key, value]) => ({ key, value }));
+    },
+    async delete(key: string) {
+      map.delete(key);
     },
   };
 }
