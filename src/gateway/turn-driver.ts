@@ -295,7 +295,9 @@ export class TurnDriver {
         if (statusShown || !delivered) return store.deleteValue(key).catch(() => {});
         // The answer is out, the status message's last edit not yet: the mark says so until it is,
         // so that a restart in between finishes the status message without posting the answer again.
-        await store.setValue(key, JSON.stringify({ ...mark, posted: true })).catch(() => {});
+        // Stamped now: other replicas' sweeps leave a posted mark to its replica for a while (see
+        // Coordination.claimUnfinished), as a platform may hold the edit back after the lease is gone.
+        await store.setValue(key, JSON.stringify({ ...mark, posted: true, at: this.o.now() })).catch(() => {});
         void statusEnded.then(() => store.deleteValue(key).catch(() => {}));
       });
       if (options.awaitAnswer) await posted;

@@ -9,6 +9,12 @@
 import type { IngressEnvelope } from "../envelope.ts";
 
 /** A replica's hold on a session. `token` grows with every new owner: a write carrying an older one is stale. */
+/**
+ * How long a message whose answer is out stays with the replica that posted it before any sweep may
+ * finish its status message: the platform may hold that last edit back (pacing, a 429) for a while.
+ */
+export const POSTED_GRACE_MS = 60_000;
+
 export interface SessionLease {
   sessionKey: string;
   owner: string;
@@ -74,6 +80,8 @@ export interface Coordination {
    * anywhere, older than `graceMs`, on the `channels` this replica serves: their replica died before
    * their first checkpoint. Not those of a session with messages in its inbox: whoever drains it
    * claims them first (claimUnfinishedOf), so that they keep their place before the later ones.
+   * A message whose answer is out (`posted`, stamped when it was posted) is claimed only after
+   * POSTED_GRACE_MS: its replica is finishing the status message, which the platform may hold back.
    */
   claimUnfinished(graceMs: number, channels: string[]): Promise<Unfinished[]>;
   /**

@@ -15,7 +15,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { IngressEnvelopeSchema } from "../envelope.ts";
-import type { Coordination, InboxItem, SessionLease, Unfinished } from "./coordination.ts";
+import { POSTED_GRACE_MS, type Coordination, type InboxItem, type SessionLease, type Unfinished } from "./coordination.ts";
 import { describeDatabaseUrl, scrubSecrets } from "./database-url.ts";
 
 /** The database's clock in epoch milliseconds. */
@@ -211,8 +211,9 @@ class PostgresCoordination implements Coordination {
          -- A session with messages waiting is drained soon: the replica that takes it claims these
          -- first (claimUnfinishedOf), so that they go back into the inbox before the later ones are taken.
          AND NOT EXISTS (SELECT 1 FROM inbox w WHERE w.session_key = (k.value::jsonb ->> 'sessionKey'))
+         AND ((k.value::jsonb ->> 'posted') IS NULL OR (k.value::jsonb ->> 'at')::bigint < ${NOW} - $3)
        RETURNING k.key, k.value`,
-      [graceMs, channels],
+      [graceMs, channels, POSTED_GRACE_MS],
     );
     return rows.map((r) => ({ traceId: r.key.slice("inflight:".length), value: r.value }));
   }

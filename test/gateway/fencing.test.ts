@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import { quietFor } from "../support/bot.ts";
+import { eventually, quietFor } from "../support/bot.ts";
 import { startPostgres, type PostgresServer } from "../support/postgres.ts";
 import { callTools, heldTool, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
@@ -94,6 +94,22 @@ describe("messages a dead replica accepted and did not finish", () => {
     }
   });
 
+  it("whose answer is out are left to the replica finishing their status message for a minute after the answer was posted", async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    const b = await openPostgresCoordination(url);
+    const posted = (at: number) => JSON.stringify({ ...JSON.parse(lost(at)), answer: "the summary", posted: true, progress: "✅ search (0.4s)" });
+    try {
+      await store.setValue("inflight:t-posting", posted(b.now() - 5_000));
+      await store.setValue("inflight:t-left", posted(b.now() - 61_000));
+      expect((await b.claimUnfinished(1000, ["slack"])).map((u) => u.traceId)).toEqual(["t-left"]);
+      expect(await store.getValue("inflight:t-posting")).toBeDefined();
+    } finally {
+      await b.close();
+      await store.close();
+    }
+  });
+
   it("are claimed by any replica's sweep when nothing waits in their session", async () => {
     const url = await server.createDatabase();
     const store = await openPostgresStore({ url });
@@ -107,4 +123,29 @@ describe("messages a dead replica accepted and did not finish", () => {
       await store.close();
     }
   });
+});
+
+describe("a replica whose status message's last edit is held back after the answer is out", () => {
+  let mb: MemoryBot | undefined;
+  afterEach(async () => {
+    await mb?.close();
+    mb = undefined;
+  });
+
+  it("finishes it once: no sweep takes the answered message for lost while the edit waits", async () => {
+    const url = await server.createDatabase();
+    const hold = heldTool("slow_step");
+    // Each edit takes the platform 5 s: the answer is out while the summary edit still waits, past the sweeps' 3 s grace.
+    mb = await startMemoryBot({ tools: [hold.tool], channel: { editDelayMs: 5000 }, configure: (c) => (c.databaseUrl = url) });
+    routeModel(mb.tb.model, [{ when: "run the slow step", first: callTools({ name: "slow_step" }), then: { text: "the slow step is done" } }]);
+    const env = await mb.channel.say("run the slow step");
+    await hold.started();
+    hold.release();
+    await mb.waitFor(env, "the slow step is done", 20_000);
+    const status = mb.channel.messagesIn(env.replyTo.conversationId, env.replyTo.threadId).find((m) => m.text.includes("slow_step"))!;
+    await eventually(() => (mb!.channel.edits.some((e) => e.messageId === status.id && / step in /.test(e.text)) ? true : undefined), "the summary edit", 20_000);
+    await quietFor(6000);
+    const summaries = mb.channel.edits.filter((e) => e.messageId === status.id && / step in /.test(e.text));
+    expect(summaries).toHaveLength(1);
+  }, 60_000);
 });

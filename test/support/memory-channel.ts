@@ -49,6 +49,8 @@ export interface MemoryChannelOptions {
   minIntervalMs?: number;
   /** When set, a send to a target sooner than this after the previous one is refused with 429. */
   platformMinGapMs?: number;
+  /** Each edit takes this long before the platform accepts it (a platform slow to take edits). */
+  editDelayMs?: number;
   /** Members of the "platform's" groups and roles (approver rules ask the port): group or role id → user ids. */
   approverGroups?: Record<string, string[]>;
   /** The conversation's administrators, for rules with chatAdmins. */
@@ -130,6 +132,7 @@ export class MemoryChannel implements ChannelAdapter {
           }
         : {}),
       async edit(target, messageId, message) {
+        if (options.editDelayMs) await new Promise((r) => setTimeout(r, options.editDelayMs));
         self.gate(target);
         const m = self.find(messageId);
         if (!m) throw new Error(`message not found: ${messageId}`);
