@@ -120,7 +120,10 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
   };
   const finish = async (outcome: TurnOutcome): Promise<TurnOutcome> => {
     // The driver ends the turn in one write (Store.finishTurn), receipts included.
-    if (state.endsInStore) outcome.receipts = unsaved.take();
+    if (state.endsInStore) {
+      outcome.receipts = unsaved.take();
+      outcome.checkpointed = stored;
+    }
     else {
       await exec.store.saveReceipts(unsaved.take());
       if (stored) await exec.store.deleteTurn(record.turnId);

@@ -155,6 +155,8 @@ export interface TurnOutcome {
   error?: string;
   /** With `endsInStore`: the receipts of the turn's calls not saved yet, for the driver's finishTurn. */
   receipts?: ReceiptRecord[];
+  /** With `endsInStore`: false when the store holds no record of the turn (it saved no checkpoint and was not resumed). */
+  checkpointed?: boolean;
 }
 
 /** One tool call as the model made it, normalized. */

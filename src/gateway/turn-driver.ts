@@ -284,6 +284,7 @@ export class TurnDriver {
       const mark = answeredRecord(env, sessionKey, acceptedAt, text, result.status, shownAtEnd);
       await store.finishTurn({
         sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) }, receipts: result.receipts,
+        checkpointed: result.checkpointed,
       });
       // The answer leaves through the thread's queue after the turn lets go of its lane; the status
       // message's summary follows in its next edit slot.

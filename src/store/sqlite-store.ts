@@ -5,7 +5,7 @@
  */
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { ChatMessage } from "../model/types.ts";
 import { chainEntry } from "./audit-chain.ts";
 import { HistoryCache } from "./history-cache.ts";
@@ -36,6 +36,8 @@ export const DATABASE_FILE = "gatehouse.db";
 
 /** Expired dedupe rows are deleted at most this often. */
 const SEEN_PURGE_INTERVAL_MS = 60_000;
+/** Messages appended by one INSERT at most (a turn's are usually fewer). */
+const MESSAGES_PER_INSERT = 16;
 
 /**
  * Opens (creating and migrating when needed) the SQLite store. Throws a clear error when the
@@ -95,6 +97,8 @@ class SqliteStore implements Store {
    */
   #queued: QueuedWrite[] = [];
   #commitScheduled = false;
+  /** INSERTs of 2 to MESSAGES_PER_INSERT messages in one statement, by count, prepared when first needed. */
+  readonly #insertMessagesOf = new Map<number, StatementSync>();
 
   constructor(db: DatabaseSync, statements: Statements, now: () => number) {
     this.#db = db;
@@ -109,7 +113,7 @@ class SqliteStore implements Store {
     const bodies = messages.map(encodeMessage);
     this.#transaction(() => {
       const { generation } = this.#q.touchSession.get({ key: sessionKey, at }) as { generation: number };
-      for (const body of bodies) this.#q.insertMessage.run({ session_key: sessionKey, generation, at, body });
+      this.#insertMessages(sessionKey, generation, at, bodies);
     });
     this.#history.appended(sessionKey, bodies);
   }
@@ -120,10 +124,10 @@ class SqliteStore implements Store {
     this.#transaction(() => {
       if (bodies.length) {
         const { generation } = this.#q.touchSession.get({ key: end.sessionKey, at }) as { generation: number };
-        for (const body of bodies) this.#q.insertMessage.run({ session_key: end.sessionKey, generation, at, body });
+        this.#insertMessages(end.sessionKey, generation, at, bodies);
       }
       if (end.receipts?.length) this.#insertReceipts(end.receipts);
-      this.#q.deleteTurn.run({ turn_id: end.turnId });
+      if (end.checkpointed !== false) this.#q.deleteTurn.run({ turn_id: end.turnId });
       if (end.mark) this.#q.setValue.run({ key: end.mark.key, value: end.mark.value });
     });
     if (end.mark) this.#soon.delete(end.mark.key);
@@ -453,6 +457,24 @@ class SqliteStore implements Store {
       if (outcome.ok) write.resolve(outcome.value);
       else write.reject(outcome.error);
     });
+  }
+
+  /** Appends messages to a session's history: a turn's few in one statement (each statement has a cost of its own). */
+  #insertMessages(sessionKey: string, generation: number, at: number, bodies: string[]): void {
+    for (let i = 0; i < bodies.length; i += MESSAGES_PER_INSERT) {
+      const chunk = bodies.slice(i, i + MESSAGES_PER_INSERT);
+      if (chunk.length === 1) {
+        this.#q.insertMessage.run({ session_key: sessionKey, generation, at, body: chunk[0]! });
+        continue;
+      }
+      let insert = this.#insertMessagesOf.get(chunk.length);
+      if (!insert) {
+        const rows = chunk.map((_, k) => `(?1, ?2, ?3, ?${k + 4})`).join(", ");
+        insert = this.#db.prepare(`INSERT INTO messages (session_key, generation, at, body) VALUES ${rows}`);
+        this.#insertMessagesOf.set(chunk.length, insert);
+      }
+      insert.run(sessionKey, generation, at, ...chunk);
+    }
   }
 
   #transaction(work: () => void): void {

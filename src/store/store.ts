@@ -180,6 +180,8 @@ export interface TurnEnd {
   mark?: { key: string; value: string };
   /** Receipts of the turn's calls not saved yet (see saveTurn). */
   receipts?: ReceiptRecord[];
+  /** False when the turn saved no record: there is none to delete (a hint; a store may delete anyway). */
+  checkpointed?: boolean;
 }
 
 /** How long a value given to `Store.setValueSoon` may wait before it is written. */

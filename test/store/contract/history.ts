@@ -41,6 +41,15 @@ export function describeHistoryContract(harness: StoreHarness): void {
       await store.close();
     });
 
+    it("keeps the order of a long append (more messages than one statement takes) and of a turn's end after it", async () => {
+      const store = await openFresh(harness);
+      const messages = Array.from({ length: 37 }, (_, i) => user(`m${i}`));
+      await store.appendHistory("s", messages);
+      await store.finishTurn({ sessionKey: "s", messages: [user("last-a"), user("last-b")], turnId: "t-none", checkpointed: false });
+      expect((await store.loadHistory("s", 100)).map((m) => m.content)).toEqual([...messages.map((m) => m.content), "last-a", "last-b"]);
+      await store.close();
+    });
+
     it("ignores an empty append", async () => {
       const store = await openFresh(harness);
       await store.appendHistory("s", []);
