@@ -34,6 +34,13 @@ const CheckpointV1 = z.object({
 });
 export type CompactionCheckpoint = z.infer<typeof CheckpointV1>;
 
+/** What a turn's first request needs of the session's context (see loadContext). */
+export interface SessionContext {
+  checkpoint?: CompactionCheckpoint;
+  /** A `/compact` waits: this turn compacts first. */
+  requested: boolean;
+}
+
 /** How full the session's context was at its last request (for /status). */
 const GaugeV1 = z.object({
   version: z.literal(1),
@@ -65,15 +72,18 @@ export function loadCheckpoint(store: Store, sessionKey: string): Promise<Compac
 
 /**
  * What a turn's first request needs to know of the session's context, in one read: its checkpoint,
- * and whether a `/compact` waits (the request is taken: true once per `/compact`).
+ * and whether a `/compact` waits (the turn that acts on it takes it: takeCompactRequest).
  */
-export async function loadContext(store: Store, sessionKey: string): Promise<{ checkpoint?: CompactionCheckpoint; requested: boolean }> {
+export async function loadContext(store: Store, sessionKey: string): Promise<SessionContext> {
   const checkpointKey = `${CHECKPOINT}${sessionKey}`;
   const requestKey = `${REQUEST}${sessionKey}`;
   const values = await store.getValues([checkpointKey, requestKey]);
-  const requested = values.has(requestKey);
-  if (requested) await store.deleteValue(requestKey);
-  return { checkpoint: parsedJson(values.get(checkpointKey), CheckpointV1), requested };
+  return { checkpoint: parsedJson(values.get(checkpointKey), CheckpointV1), requested: values.has(requestKey) };
+}
+
+/** Takes the session's waiting `/compact` (so that one `/compact` compacts once). */
+export async function takeCompactRequest(store: Store, sessionKey: string): Promise<void> {
+  await store.deleteValue(`${REQUEST}${sessionKey}`);
 }
 
 export async function saveCheckpoint(store: Store, sessionKey: string, checkpoint: CompactionCheckpoint): Promise<void> {

@@ -13,6 +13,7 @@ import {
   afterCheckpoint,
   fingerprint,
   loadContext,
+  takeCompactRequest,
   saveCheckpoint,
   lastSavedGauge, saveGauge,
   shortTokens,
@@ -96,6 +97,7 @@ export class PromptFitter {
     const setup = await (this.#setup ??= this.#load());
     if (setup.requested) {
       setup.requested = false;
+      await takeCompactRequest(this.#exec.store, this.#state.sessionKey);
       await this.#compact(setup, request, "requested");
     }
     let built = await this.#fit(setup, request);
@@ -123,7 +125,7 @@ export class PromptFitter {
     const exec = this.#exec;
     const key = this.#state.sessionKey;
     const unknown: ModelInfo = { name: "unknown" };
-    const [info, { checkpoint, requested }] = await Promise.all([exec.model.describe?.() ?? unknown, loadContext(exec.store, key)]);
+    const [info, { checkpoint, requested }] = await Promise.all([exec.model.describe?.() ?? unknown, this.#state.context ?? loadContext(exec.store, key)]);
     return {
       meter: estimateFor(info.name), model: info.name, exactTried: false,
       window: windowTokens(exec.knobs.contextTokens, info.contextTokens), checkpoint, requested,

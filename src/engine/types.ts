@@ -2,6 +2,7 @@
  * The engine's two inputs, kept apart: ResolvedExecution (stable per agent and channel) and
  * TurnState (per message); and the TurnEvents a turn emits to its sink.
  */
+import type { SessionContext } from "./compaction.ts";
 import type { Logger } from "pino";
 import type { IngressEnvelope } from "../envelope.ts";
 import type { ChatMessage, ModelClient } from "../model/types.ts";
@@ -126,6 +127,11 @@ export interface TurnState {
    * taking one again before the tool goes on. Absent: the wait keeps the slot.
    */
   awayFromSlot?: <W>(wait: () => Promise<W>) => Promise<W>;
+  /**
+   * The session's context (compaction.ts `loadContext`), read by the caller before the turn took its
+   * concurrency slot (a slot is for computing, not for waiting on the store). Absent: the turn reads it.
+   */
+  context?: Promise<SessionContext>;
 }
 
 export type TurnStatus = "done" | "cancelled" | "failed" | "stopped";

@@ -18,6 +18,7 @@ import type { ChatMessage } from "../model/types.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { Store, StoredTurn } from "../store/store.ts";
 import type { AwayFromSlot, RunningTurn, SessionLanes } from "./lanes.ts";
+import { loadContext, type SessionContext } from "../engine/compaction.ts";
 import type { ChannelRuntime } from "./gateway.ts";
 import { answeredRecord, INFLIGHT, neverStartOver, TASK_PROGRESS } from "./inflight.ts";
 
@@ -194,9 +195,9 @@ export class TurnDriver {
       typing?.follow(event);
       if (event.type === "tool.finish") keepSoon();
     };
-    const stateWith = (history: ChatMessage[], awayFromSlot: AwayFromSlot): TurnState => ({
+    const stateWith = (history: ChatMessage[], awayFromSlot: AwayFromSlot, context?: Promise<SessionContext>): TurnState => ({
       turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,
-      endsInStore: true, awayFromSlot,
+      endsInStore: true, awayFromSlot, ...(context ? { context } : {}),
     });
     const stale = async () => {
       if (!options.fence || (await options.fence())) return false;
@@ -235,15 +236,23 @@ export class TurnDriver {
       });
     let answered: Promise<unknown> | undefined;
     const history = async () => trimHistory(await store.loadHistory(sessionKey, this.o.historyLimit));
+    // What the turn reads of its session before its first request is read before it takes a slot:
+    // a slot is for computing, and with replicas each read is a round trip to the database.
+    const beforeSlot = async () => {
+      const context = loadContext(store, sessionKey);
+      context.catch(() => {}); // awaited by the turn's first request; a turn stopped before it never asks
+      const [prior] = await Promise.all([history(), runtime.exec.activation?.restore?.(sessionKey)]);
+      return { prior, context };
+    };
 
     try {
+      const { prior, context } = await beforeSlot();
       let result = await computing(async (away) => {
-        const prior = await history();
         observer.emit({
           event: options.resumed ? "turn.resume" : "turn.start", traceId, sessionKey, turnId,
           historyMessages: prior.length, laneWaitMs: this.o.now() - acceptedAt,
         });
-        return first(stateWith(prior, away));
+        return first(stateWith(prior, away, context));
       });
       while (result.status === "parked") {
         keepProgress();
@@ -262,7 +271,8 @@ export class TurnDriver {
         const stored = await store.getTurn(turnId);
         if (!stored) throw new Error(`the parked turn ${turnId} is gone from the store`);
         const record = decodeTurnRecord(stored);
-        result = await computing(async (away) => resumeTurn(runtime.exec, stateWith(await history(), away), record, decision));
+        const again = await beforeSlot();
+        result = await computing(async (away) => resumeTurn(runtime.exec, stateWith(again.prior, away, again.context), record, decision));
       }
       options.computed?.();
       // The status message as the turn ends goes into the answered mark: a restart before its last
