@@ -96,6 +96,24 @@ async function adaReplies(h: TelegramHarness, sink: RecordingSink, prompt: TgMes
   return reply;
 }
 
+/**
+ * Ada replies to a prompt the adapter does not know (asked before a restart and not kept, or kept
+ * too long ago): she is told, in the prompt's topic, that nothing was decided and to use the card's
+ * buttons if it still has them; nothing reaches the gateway.
+ */
+async function adaRepliesToForgottenPrompt(h: TelegramHarness, sink: RecordingSink, prompt: TgMessage) {
+  const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
+  await reply.delivered;
+  const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === reply.message.message_id));
+  expect(told.text).toBe(
+    "I restarted after asking for this reason, so it was not recorded and nothing was decided. If the card still has its buttons, use them again (“Deny with reason…” asks anew).",
+  );
+  expect(told.message_thread_id).toBe(5);
+  await new Promise((r) => setTimeout(r, 200));
+  expect(sink.clicks).toEqual([]);
+  expect(sink.envelopes).toEqual([]);
+}
+
 describe("Telegram reason prompt", () => {
   it("answers the click, then asks the clicker alone, in a forced reply to the card in its topic", async () => {
     const { h, sink, cardId, prompt } = await withPrompt();
@@ -171,14 +189,7 @@ describe("Telegram reason prompt", () => {
     const { h, prompt } = await withPrompt();
     const { restarted, sink } = await restartedAdapter(h);
     try {
-      const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
-      await reply.delivered;
-      const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === reply.message.message_id));
-      expect(told.text).toMatch(/^I restarted after asking for this reason, so it was not recorded and nothing was decided\. .*“Deny with reason…”/);
-      expect(told.message_thread_id).toBe(5);
-      await new Promise((r) => setTimeout(r, 200));
-      expect(sink.clicks).toEqual([]);
-      expect(sink.envelopes).toEqual([]);
+      await adaRepliesToForgottenPrompt(h, sink, prompt);
     } finally {
       await restarted.stop();
     }
@@ -211,13 +222,7 @@ describe("Telegram reason prompt", () => {
       expect(Date.now() - dated.askedAt).toBeLessThan(60_000);
       expect([...prompts.map.keys()].sort()).toEqual(["-100:901", "-100:902"]);
 
-      const reply = h.emulator.userMessage({ text: "not on a Friday", chat: HARNESS_GROUP, from: ADA, replyToMessageId: prompt.message_id, topicId: 5 });
-      await reply.delivered;
-      const told = await until(() => h.emulator.botMessages(HARNESS_GROUP.id).find((m) => m.reply_to_message?.message_id === reply.message.message_id));
-      expect(told.text).toMatch(/nothing was decided\. If the card still has its buttons, use them again/);
-      await new Promise((r) => setTimeout(r, 200));
-      expect(sink.clicks).toEqual([]);
-      expect(sink.envelopes).toEqual([]);
+      await adaRepliesToForgottenPrompt(h, sink, prompt);
     } finally {
       await restarted.stop();
     }
