@@ -14,13 +14,13 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => server?.stop());
 
-describe("session leases and fencing", () => {
-  let mb: MemoryBot | undefined;
-  afterEach(async () => {
-    await mb?.close();
-    mb = undefined;
-  });
+let mb: MemoryBot | undefined;
+afterEach(async () => {
+  await mb?.close();
+  mb = undefined;
+});
 
+describe("session leases and fencing", () => {
   it("hands a lapsed lease to another replica with a new token, and the old holder can neither renew nor hold it", async () => {
     const url = await server.createDatabase();
     const a = await openPostgresCoordination(url);
@@ -126,12 +126,6 @@ describe("messages a dead replica accepted and did not finish", () => {
 });
 
 describe("a replica whose status message's last edit is held back after the answer is out", () => {
-  let mb: MemoryBot | undefined;
-  afterEach(async () => {
-    await mb?.close();
-    mb = undefined;
-  });
-
   it("finishes it once: no sweep takes the answered message for lost while the edit waits", async () => {
     const url = await server.createDatabase();
     const hold = heldTool("slow_step");
