@@ -265,15 +265,15 @@ export class Gateway {
   private async acceptShared(env: IngressEnvelope, sessionKey: string, acceptedAt: number, inflightKey: string, inflight: string): Promise<void> {
     const replicas = this.replicas!;
     const traceId = env.traceId!;
-    if ((await replicas.waiting(sessionKey)) >= this.o.maxQueuedPerSession) {
+    // The mark and the message go in together (one round trip), unless the session's inbox is full.
+    const accepted = await replicas.accept(env, sessionKey, acceptedAt, { maxQueued: this.o.maxQueuedPerSession, mark: { key: inflightKey, value: inflight } });
+    if (!accepted.queued) {
       this.o.observer.emit({ event: "lane.full", traceId, sessionKey });
       this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
       return;
     }
-    await this.o.store.setValue(inflightKey, inflight);
-    const { ahead, busy } = await replicas.accept(env, sessionKey, acceptedAt);
-    this.o.observer.emit({ event: "lane.queued", traceId, sessionKey, ahead });
-    if (busy) this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId);
+    this.o.observer.emit({ event: "lane.queued", traceId, sessionKey, ahead: accepted.ahead });
+    if (accepted.busy) this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId);
   }
 
   /**

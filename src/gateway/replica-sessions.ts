@@ -86,20 +86,20 @@ export class ReplicaSessions {
     this.sweeper = setTimeout(tick, 50).unref();
   }
 
-  /** Adds an accepted message to its session's inbox and makes sure some replica drains it. */
-  async accept(env: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ ahead: number; busy: boolean }> {
-    const { coordination } = this.o;
+  /**
+   * Adds an accepted message to its session's inbox, with its in-flight mark (`mark`), unless
+   * `maxQueued` already wait there; makes sure some replica drains it. `busy`: something was ahead
+   * of it (a turn working on the session, here or elsewhere, or messages waiting).
+   */
+  async accept(
+    env: IngressEnvelope, sessionKey: string, acceptedAt: number, options: { maxQueued: number; mark: { key: string; value: string } },
+  ): Promise<{ queued: false } | { queued: true; ahead: number; busy: boolean }> {
     // Looked at before the push: a sweep may take the thread the moment its message is in the inbox.
-    const working = this.o.lanes.busy(sessionKey) || (await coordination.leased(sessionKey)) || (await this.o.store.listTurnsOf(sessionKey)).length > 0;
-    const { ahead } = await coordination.push(env, sessionKey, acceptedAt);
-    const busy = working || ahead > 0;
+    const here = this.o.lanes.busy(sessionKey);
+    const admitted = await this.o.coordination.admit(env, sessionKey, acceptedAt, options);
+    if (!admitted.queued) return { queued: false };
     this.kick(sessionKey);
-    return { ahead, busy };
-  }
-
-  /** How many messages wait in a session's inbox (for the per-session cap). */
-  waiting(sessionKey: string): Promise<number> {
-    return this.o.coordination.waiting(sessionKey);
+    return { queued: true, ahead: admitted.ahead, busy: here || admitted.working || admitted.ahead > 0 };
   }
 
   /**

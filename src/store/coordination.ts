@@ -31,6 +31,9 @@ export interface InboxItem {
   acceptedAt: number;
 }
 
+/** What `Coordination.admit` did with a message. */
+export type Admission = { queued: false; waiting: number } | { queued: true; id: number; ahead: number; working: boolean };
+
 /** A message that was accepted and never answered, and no replica works on any more. */
 export interface Unfinished {
   traceId: string;
@@ -49,6 +52,13 @@ export interface Coordination {
   now(): number;
   /** Adds a message to its session's inbox; `ahead`: how many wait before it. `acceptedAt` is on the database's clock (`now`). */
   push(envelope: IngressEnvelope, sessionKey: string, acceptedAt: number): Promise<{ id: number; ahead: number }>;
+  /**
+   * Accepts a message in one round trip: unless `maxQueued` messages already wait in its session's
+   * inbox, writes its in-flight mark (`mark`, a store value) and adds it to the inbox, together.
+   * Tells how many waited before it, and whether the session was being worked on as it came: a
+   * live lease, or a turn saved in the store (both as they were before the message was added).
+   */
+  admit(envelope: IngressEnvelope, sessionKey: string, acceptedAt: number, options: { maxQueued: number; mark: { key: string; value: string } }): Promise<Admission>;
   /** Messages waiting in a session's inbox. */
   waiting(sessionKey: string): Promise<number>;
   /** Takes the oldest message of the session's inbox (by the time it was accepted), if the lease is still ours. */
@@ -61,8 +71,6 @@ export interface Coordination {
   /** True while the lease is live and still ours (the fencing check before a write or a send). */
   holds(lease: SessionLease): Promise<boolean>;
   release(lease: SessionLease): Promise<void>;
-  /** Whether some replica holds a live lease on the session. */
-  leased(sessionKey: string): Promise<boolean>;
 
   /** Asks the replica computing a session's turn to stop it; false when none holds its lease. */
   requestStop(sessionKey: string): Promise<boolean>;

@@ -15,7 +15,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { IngressEnvelopeSchema } from "../envelope.ts";
-import { POSTED_GRACE_MS, type Coordination, type InboxItem, type SessionLease, type Unfinished } from "./coordination.ts";
+import { POSTED_GRACE_MS, type Admission, type Coordination, type InboxItem, type SessionLease, type Unfinished } from "./coordination.ts";
 import { describeDatabaseUrl, scrubSecrets } from "./database-url.ts";
 
 /** The database's clock in epoch milliseconds. */
@@ -115,6 +115,30 @@ class PostgresCoordination implements Coordination {
     return { id: Number(rows[0]!.id), ahead: Number(rows[0]!.ahead) };
   }
 
+  async admit(
+    envelope: InboxItem["envelope"], sessionKey: string, acceptedAt: number, options: { maxQueued: number; mark: { key: string; value: string } },
+  ): Promise<Admission> {
+    // One statement, one snapshot: the counts and checks see the inbox, leases and turns as they were
+    // before this message went in (a sweep could otherwise take the session because of it).
+    const { rows } = await this.#pool.query<{ id: string | null; ahead: string; leased: boolean; saved: boolean }>(
+      `WITH room AS (SELECT count(*) AS n FROM inbox WHERE session_key = $1),
+       marked AS (
+         INSERT INTO kv (key, value) SELECT $6, $7 WHERE (SELECT n FROM room) < $5
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value
+       ),
+       added AS (
+         INSERT INTO inbox (session_key, trace_id, envelope, accepted_at) SELECT $1, $2, $3, $4 WHERE (SELECT n FROM room) < $5 RETURNING id
+       )
+       SELECT (SELECT id FROM added) AS id, (SELECT n FROM room) AS ahead,
+         EXISTS (SELECT 1 FROM session_leases WHERE session_key = $1 AND expires_at > ${NOW}) AS leased,
+         EXISTS (SELECT 1 FROM turns WHERE session_key = $1) AS saved`,
+      [sessionKey, envelope.traceId ?? "", JSON.stringify(envelope), acceptedAt, options.maxQueued, options.mark.key, options.mark.value],
+    );
+    const row = rows[0]!;
+    if (row.id === null) return { queued: false, waiting: Number(row.ahead) };
+    return { queued: true, id: Number(row.id), ahead: Number(row.ahead), working: row.leased || row.saved };
+  }
+
   async waiting(sessionKey: string): Promise<number> {
     const { rows } = await this.#pool.query<{ n: string }>("SELECT count(*) AS n FROM inbox WHERE session_key = $1", [sessionKey]);
     return Number(rows[0]!.n);
@@ -165,11 +189,6 @@ class PostgresCoordination implements Coordination {
 
   async release(lease: SessionLease): Promise<void> {
     await this.#pool.query("DELETE FROM session_leases WHERE session_key = $1 AND token = $2", [lease.sessionKey, lease.token]);
-  }
-
-  async leased(sessionKey: string): Promise<boolean> {
-    const r = await this.#pool.query(`SELECT 1 FROM session_leases WHERE session_key = $1 AND expires_at > ${NOW}`, [sessionKey]);
-    return r.rowCount === 1;
   }
 
   async requestStop(sessionKey: string): Promise<boolean> {

@@ -125,6 +125,78 @@ describe("messages a dead replica accepted and did not finish", () => {
   });
 });
 
+describe("admitting a message", () => {
+  const sessionKey = "slack:C9:5.0";
+  const envelope = (n: number) => parseEnvelope({
+    id: `C9:5.${n}`, channel: "slack", conversation: { id: "C9", threadId: "5.0", kind: "channel" }, sender: { id: "U1", isBot: false },
+    mentioned: true, text: `message ${n}`, replyTo: { channel: "slack", conversationId: "C9", threadId: "5.0" }, receivedAt: Date.now(),
+    capabilities: { threads: true, inlineApproval: true, edit: true, typing: true, maxMessageChars: 4000 }, traceId: `t-${n}`,
+  });
+  const mark = (n: number) => ({ key: `inflight:t-${n}`, value: JSON.stringify({ at: n, sessionKey }) });
+
+  it("writes its in-flight mark and inbox entry together, and neither once the session's inbox is full", async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    const b = await openPostgresCoordination(url);
+    try {
+      expect(await b.admit(envelope(1), sessionKey, b.now(), { maxQueued: 2, mark: mark(1) })).toMatchObject({ queued: true, ahead: 0, working: false });
+      expect(await b.admit(envelope(2), sessionKey, b.now(), { maxQueued: 2, mark: mark(2) })).toMatchObject({ queued: true, ahead: 1, working: false });
+      expect(await b.admit(envelope(3), sessionKey, b.now(), { maxQueued: 2, mark: mark(3) })).toEqual({ queued: false, waiting: 2 });
+      expect(await store.getValue("inflight:t-1")).toBe(mark(1).value);
+      expect(await store.getValue("inflight:t-2")).toBe(mark(2).value);
+      expect(await store.getValue("inflight:t-3")).toBeUndefined();
+      expect(await b.waiting(sessionKey)).toBe(2);
+      const lease = (await b.acquire(sessionKey, 5000))!;
+      expect((await b.take(lease))?.envelope.traceId).toBe("t-1");
+    } finally {
+      await b.close();
+      await store.close();
+    }
+  });
+
+  it("with replicas, tells the sender of a message beyond the thread's queue that it was not queued, and answers the one queued", async () => {
+    const url = await server.createDatabase();
+    const hold = heldTool("slow_step");
+    mb = await startMemoryBot({
+      tools: [hold.tool],
+      configure: (c) => {
+        c.databaseUrl = url;
+        c.gateway.maxQueuedPerSession = 1;
+      },
+    });
+    routeModel(mb.tb.model, [{ when: "run the slow step", first: callTools({ name: "slow_step" }), then: { text: "the slow step is done" } }]);
+    const first = await mb.channel.say("run the slow step");
+    await hold.started();
+    const thread = { threadId: first.replyTo.threadId! };
+    const queued = await mb.channel.say("and then the summary", thread);
+    await mb.waitFor(queued, "Queued: I'll start on this when the current task here is done");
+    const refused = await mb.channel.say("and the timeline too", thread);
+    await mb.waitFor(refused, "so I did not queue this one");
+    hold.release();
+    await mb.waitFor(first, "the slow step is done");
+    await mb.waitFor(queued, "answer to: [u-alice] and then the summary");
+    await quietFor(500);
+    expect(mb.texts(first).filter((t) => t.includes("and the timeline too"))).toEqual([]);
+  }, 30_000);
+
+  it("says the session is worked on when a replica holds its lease or a turn of it is saved", async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    const b = await openPostgresCoordination(url);
+    try {
+      await b.acquire(sessionKey, 5000);
+      expect(await b.admit(envelope(1), sessionKey, b.now(), { maxQueued: 10, mark: mark(1) })).toMatchObject({ queued: true, ahead: 0, working: true });
+      const other = "slack:C9:6.0";
+      await store.saveTurn({ turnId: "tr-1", sessionKey: other, channel: "slack", traceId: "t-0", version: 1, updatedAt: Date.now(), body: "{}" });
+      expect(await b.admit(envelope(2), other, b.now(), { maxQueued: 10, mark: mark(2) })).toMatchObject({ queued: true, ahead: 0, working: true });
+      expect(await b.admit(envelope(3), "slack:C9:7.0", b.now(), { maxQueued: 10, mark: mark(3) })).toMatchObject({ queued: true, ahead: 0, working: false });
+    } finally {
+      await b.close();
+      await store.close();
+    }
+  });
+});
+
 describe("a replica whose status message's last edit is held back after the answer is out", () => {
   it("finishes it once: no sweep takes the answered message for lost while the edit waits", async () => {
     const url = await server.createDatabase();
