@@ -2,7 +2,6 @@
  * The engine's two inputs, kept apart: ResolvedExecution (stable per agent and channel) and
  * TurnState (per message); and the TurnEvents a turn emits to its sink.
  */
-import type { SessionContext } from "./compaction.ts";
 import type { Logger } from "pino";
 import type { IngressEnvelope } from "../envelope.ts";
 import type { ChatMessage, ModelClient } from "../model/types.ts";
@@ -14,6 +13,7 @@ import type { ApprovalConfig, LoopConfig, ToolPolicyConfig } from "../policy/sch
 import type { HookRegistry } from "../policy/hooks.ts";
 import type { FilterGroup } from "../tools/mcp/schema.ts";
 import type { Observer } from "../observe/observer.ts";
+import type { SessionContext } from "./compaction.ts";
 
 /** Runtime knobs of the loop. */
 export interface EngineKnobs {

@@ -8,13 +8,13 @@
  */
 import type { IngressEnvelope } from "../envelope.ts";
 
-/** A replica's hold on a session. `token` grows with every new owner: a write carrying an older one is stale. */
 /**
  * How long a message whose answer is out stays with the replica that posted it before any sweep may
  * finish its status message: the platform may hold that last edit back (pacing, a 429) for a while.
  */
 export const POSTED_GRACE_MS = 60_000;
 
+/** A replica's hold on a session. `token` grows with every new owner: a write carrying an older one is stale. */
 export interface SessionLease {
   sessionKey: string;
   owner: string;

@@ -7,6 +7,8 @@ import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
 import { openPostgresCoordination } from "../../src/store/postgres-coordination.ts";
 import { openPostgresStore } from "../../src/store/postgres-store.ts";
 import { parseEnvelope } from "../../src/envelope.ts";
+import type { Config } from "../../src/config/schema.ts";
+import type { MemoryChannelOptions } from "../support/memory-channel.ts";
 
 let server: PostgresServer;
 beforeAll(async () => {
@@ -19,6 +21,28 @@ afterEach(async () => {
   await mb?.close();
   mb = undefined;
 });
+
+/**
+ * Starts a replica (the memory bot on a fresh PostgreSQL database) and says "run the slow step",
+ * whose turn runs `slow_step` until the test releases it; resolves once the tool runs.
+ */
+async function slowStepOnReplica(options: { configure?: (c: Config) => void; channel?: MemoryChannelOptions } = {}) {
+  const url = await server.createDatabase();
+  const hold = heldTool("slow_step");
+  const bot = await startMemoryBot({
+    tools: [hold.tool],
+    ...(options.channel ? { channel: options.channel } : {}),
+    configure: (c) => {
+      c.databaseUrl = url;
+      options.configure?.(c);
+    },
+  });
+  mb = bot;
+  routeModel(bot.tb.model, [{ when: "run the slow step", first: callTools({ name: "slow_step" }), then: { text: "the slow step is done" } }]);
+  const env = await bot.channel.say("run the slow step");
+  await hold.started();
+  return { url, hold, env, mb: bot };
+}
 
 describe("session leases and fencing", () => {
   it("hands a lapsed lease to another replica with a new token, and the old holder can neither renew nor hold it", async () => {
@@ -43,18 +67,7 @@ describe("session leases and fencing", () => {
   });
 
   it("drops the stale answer of a replica whose lease was taken over mid-turn: nothing is posted or added to the history", async () => {
-    const url = await server.createDatabase();
-    const hold = heldTool("slow_step");
-    mb = await startMemoryBot({
-      tools: [hold.tool],
-      configure: (c) => {
-        c.databaseUrl = url;
-        c.gateway.leaseTtlMs = 60_000;
-      },
-    });
-    routeModel(mb.tb.model, [{ when: "run the slow step", first: callTools({ name: "slow_step" }), then: { text: "the slow step is done" } }]);
-    const env = await mb.channel.say("run the slow step");
-    await hold.started();
+    const { url, hold, env, mb } = await slowStepOnReplica({ configure: (c) => (c.gateway.leaseTtlMs = 60_000) });
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     // Another replica took the session over (a new owner, a new fencing token).
@@ -155,18 +168,7 @@ describe("admitting a message", () => {
   });
 
   it("with replicas, tells the sender of a message beyond the thread's queue that it was not queued, and answers the one queued", async () => {
-    const url = await server.createDatabase();
-    const hold = heldTool("slow_step");
-    mb = await startMemoryBot({
-      tools: [hold.tool],
-      configure: (c) => {
-        c.databaseUrl = url;
-        c.gateway.maxQueuedPerSession = 1;
-      },
-    });
-    routeModel(mb.tb.model, [{ when: "run the slow step", first: callTools({ name: "slow_step" }), then: { text: "the slow step is done" } }]);
-    const first = await mb.channel.say("run the slow step");
-    await hold.started();
+    const { hold, env: first, mb } = await slowStepOnReplica({ configure: (c) => (c.gateway.maxQueuedPerSession = 1) });
     const thread = { threadId: first.replyTo.threadId! };
     const queued = await mb.channel.say("and then the summary", thread);
     await mb.waitFor(queued, "Queued: I'll start on this when the current task here is done");
@@ -199,17 +201,12 @@ describe("admitting a message", () => {
 
 describe("a replica whose status message's last edit is held back after the answer is out", () => {
   it("finishes it once: no sweep takes the answered message for lost while the edit waits", async () => {
-    const url = await server.createDatabase();
-    const hold = heldTool("slow_step");
     // Each edit takes the platform 5 s: the answer is out while the summary edit still waits, past the sweeps' 3 s grace.
-    mb = await startMemoryBot({ tools: [hold.tool], channel: { editDelayMs: 5000 }, configure: (c) => (c.databaseUrl = url) });
-    routeModel(mb.tb.model, [{ when: "run the slow step", first: callTools({ name: "slow_step" }), then: { text: "the slow step is done" } }]);
-    const env = await mb.channel.say("run the slow step");
-    await hold.started();
+    const { hold, env, mb } = await slowStepOnReplica({ channel: { editDelayMs: 5000 } });
     hold.release();
     await mb.waitFor(env, "the slow step is done", 20_000);
     const status = mb.channel.messagesIn(env.replyTo.conversationId, env.replyTo.threadId).find((m) => m.text.includes("slow_step"))!;
-    await eventually(() => (mb!.channel.edits.some((e) => e.messageId === status.id && / step in /.test(e.text)) ? true : undefined), "the summary edit", 20_000);
+    await eventually(() => (mb.channel.edits.some((e) => e.messageId === status.id && / step in /.test(e.text)) ? true : undefined), "the summary edit", 20_000);
     await quietFor(6000);
     const summaries = mb.channel.edits.filter((e) => e.messageId === status.id && / step in /.test(e.text));
     expect(summaries).toHaveLength(1);
