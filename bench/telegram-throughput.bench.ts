@@ -19,7 +19,11 @@
  * pair per scenario, then the next — and stop when the budget is used; a Gatehouse round that
  * would overrun its share is cut and its missing answers count as lost), BENCH_SCENARIOS
  * (e.g. "50-limit,200-nolimit"), BENCH_PER_CHAT_BURST (sends per chat per second when limited),
- * BENCH_WARM_MESSAGES (0 measures cold processes).
+ * BENCH_WARM_MESSAGES (0 measures cold processes), BENCH_BARE_REQUESTS ("own", the default: the
+ * bare bot asks the model its own short request, one tool and no history, not streamed; "gatehouse":
+ * it asks what Gatehouse asked in its warm-up — the same system prompt and tool specs, streamed as
+ * Gatehouse streams, with the chat's history — so that the model server has the same work for both
+ * and what is left between them is the bots' own).
  * Exit code 0 whatever the figures; 1 only when the bench itself broke.
  */
 import { planFromCalls, type BareBotPlan, type BotKind } from "./support/bots.ts";
@@ -32,6 +36,9 @@ import { fmt, median, ratio, renderTable, sum } from "./support/stats.ts";
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const BUDGET_MS = Math.max(30, Number(process.env.BENCH_BUDGET_S ?? 225)) * 1000;
 const MESSAGES_PER_CHAT = 3;
+/** What the bare bot asks the model: "own" (its short request) or "gatehouse" (the same requests as Gatehouse). */
+const BARE_REQUESTS = process.env.BENCH_BARE_REQUESTS ?? "own";
+if (BARE_REQUESTS !== "own" && BARE_REQUESTS !== "gatehouse") throw new Error(`BENCH_BARE_REQUESTS must be "own" or "gatehouse", not ${JSON.stringify(BARE_REQUESTS)}`);
 
 interface Scenario {
   id: string;
@@ -99,7 +106,15 @@ if (warmGatehouse.ok && warmGatehouse.answered === 1) {
 } else {
   out(`Gatehouse did not answer the warm-up message; the bare bot makes the default calls`);
 }
-out(`bare bot plan: typing ${plan.typing ? "on" : "off"}, progress ${plan.progress}`);
+if (BARE_REQUESTS === "gatehouse") {
+  const body = warmGatehouse.firstModelRequest;
+  const system = (body?.messages as Array<{ role?: string; content?: unknown }> | undefined)?.find((m) => m.role === "system")?.content;
+  if (typeof system !== "string" || !Array.isArray(body?.tools)) throw new Error("BENCH_BARE_REQUESTS=gatehouse: Gatehouse's first model request was not seen in the warm-up");
+  plan.model = { system, tools: body.tools, stream: body.stream === true, history: true };
+}
+out(`bare bot plan: typing ${plan.typing ? "on" : "off"}, progress ${plan.progress}, model requests ${plan.model
+  ? `as Gatehouse's (system prompt of ${plan.model.system.length} characters, ${plan.model.tools.length} tools, ${plan.model.stream ? "streamed" : "not streamed"}, the chat's history)`
+  : "its own (one tool, no history, not streamed)"}`);
 const warmBare = await round("bare", warmScenario, plan, 30_000, 5, 1);
 out(`warm-up   ${describeRound(warmBare)}`);
 if (!warmBare.ok || warmBare.lost > 0) throw new Error(`the bare bot did not answer its warm-up messages: ${describeRound(warmBare)}`);

@@ -8,12 +8,18 @@
  * order (a promise chain per chat); chats run concurrently. A 429 is waited out for the
  * retry_after Telegram gives. No history, no store, no policy: that is the point of a baseline.
  *
+ * With BARE_MODEL_REQUESTS the bot asks the model what Gatehouse asks it instead of its own short
+ * request: the given system prompt and tool specs, the reply streamed when `stream` is true, and the
+ * chat's earlier messages (kept in memory) when `history` is true. The bench reads these off
+ * Gatehouse's own first request, so that both bots give the model server the same work.
+ *
  * Environment: TELEGRAM_BOT_TOKEN, TELEGRAM_API_ROOT, OPENAI_BASE_URL, OPENAI_API_KEY,
- * GATEHOUSE_MODEL (default gpt-4o-mini), BARE_TYPING (1/0), BARE_PROGRESS (lines|once|edit|off).
+ * GATEHOUSE_MODEL (default gpt-4o-mini), BARE_TYPING (1/0), BARE_PROGRESS (lines|once|edit|off),
+ * BARE_MODEL_REQUESTS (JSON: { system, tools, stream, history }).
  */
 import { Bot, GrammyError } from "grammy";
 import OpenAI from "openai";
-import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import type { ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 
 const token = process.env.TELEGRAM_BOT_TOKEN ?? "";
 const apiRoot = process.env.TELEGRAM_API_ROOT ?? "https://api.telegram.org";
@@ -34,6 +40,38 @@ const tools: ChatCompletionTool[] = [
     },
   },
 ];
+
+/** What the model is asked, when not the bot's own short request (see BARE_MODEL_REQUESTS above). */
+interface ModelRequests {
+  system: string;
+  tools: ChatCompletionTool[];
+  stream: boolean;
+  history: boolean;
+}
+const asked: ModelRequests = process.env.BARE_MODEL_REQUESTS
+  ? (JSON.parse(process.env.BARE_MODEL_REQUESTS) as ModelRequests)
+  : { system: "You are a helpful assistant. Answer briefly.", tools, stream: false, history: false };
+/** Each chat's earlier messages, when the model is sent them. */
+const histories = new Map<number, ChatCompletionMessageParam[]>();
+
+/** One model reply: the SDK's completion, or its stream put together (text and tool calls). */
+async function complete(messages: ChatCompletionMessageParam[]): Promise<ChatCompletionMessage | undefined> {
+  const request = { model: modelName, messages, tools: asked.tools };
+  if (!asked.stream) return (await openai.chat.completions.create(request)).choices[0]?.message;
+  let content = "";
+  const calls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = [];
+  for await (const chunk of await openai.chat.completions.create({ ...request, stream: true })) {
+    const delta = chunk.choices[0]?.delta;
+    if (delta?.content) content += delta.content;
+    for (const call of delta?.tool_calls ?? []) {
+      const slot = (calls[call.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
+      if (call.id) slot.id = call.id;
+      if (call.function?.name) slot.function.name += call.function.name;
+      if (call.function?.arguments) slot.function.arguments += call.function.arguments;
+    }
+  }
+  return { role: "assistant", content: content || null, refusal: null, ...(calls.length ? { tool_calls: calls } : {}) };
+}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -73,15 +111,13 @@ async function answer(chatId: number, messageId: number, text: string): Promise<
   };
   const send = (t: string) => retry429(() => bot.api.sendMessage(chatId, escapeHtml(t), reply));
   if (typing) await retry429(() => bot.api.sendChatAction(chatId, "typing")).catch(() => {});
-  const messages: ChatCompletionMessageParam[] = [
-    { role: "system", content: "You are a helpful assistant. Answer briefly." },
-    { role: "user", content: text },
-  ];
+  const earlier = asked.history ? (histories.get(chatId) ?? []) : [];
+  const messages: ChatCompletionMessageParam[] = [{ role: "system", content: asked.system }, ...earlier, { role: "user", content: text }];
   for (let round = 0; round < 5; round++) {
-    const completion = await openai.chat.completions.create({ model: modelName, messages, tools });
-    const message = completion.choices[0]?.message;
+    const message = await complete(messages);
     const calls = message?.tool_calls ?? [];
     if (calls.length === 0) {
+      if (asked.history) histories.set(chatId, [...messages.slice(1), { role: "assistant", content: message?.content ?? "" }]);
       await send(message?.content || "(no answer)");
       return;
     }

@@ -19,6 +19,11 @@ export interface BareBotPlan {
   typing: boolean;
   /** `lines`: ⏳ and ✅ as two messages; `once`: one message with both; `edit`: ⏳ sent, then edited; `off`: none. */
   progress: "lines" | "once" | "edit" | "off";
+  /**
+   * What the bare bot asks the model, when not its own short request (one tool, no history, not
+   * streamed): Gatehouse's system prompt and tool specs, streamed or not, with the chat's history.
+   */
+  model?: { system: string; tools: unknown[]; stream: boolean; history: boolean };
 }
 
 export interface StartedBot {
@@ -92,6 +97,7 @@ export async function startBareBot(
       OPENAI_API_KEY: "bench-key",
       BARE_TYPING: plan.typing ? "1" : "0",
       BARE_PROGRESS: plan.progress,
+      ...(plan.model ? { BARE_MODEL_REQUESTS: JSON.stringify(plan.model) } : {}),
       NODE_COMPILE_CACHE: path.join(tmpdir(), "node-compile-cache"),
       ...extraEnv,
     },

@@ -59,6 +59,8 @@ export interface RoundResult {
   sentTexts: Map<string, number>;
   /** The calls made to the first chat of the load, in order (method and shown or sent text). */
   firstChatCalls: Array<{ method: string; status: number; text?: string }>;
+  /** The body of the round's first model request. */
+  firstModelRequest?: Record<string, unknown>;
   startupMs: number;
   prepareNote?: string;
   /** Warn/error lines of the bot's output, grouped: message → count. */
@@ -126,6 +128,7 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
     }
     const prepareNote = spec.prepare ? await spec.prepare({ telegram, model, bot }) : undefined;
     const firstCall = telegram.calls.length;
+    const firstRequest = model.requests.length;
     const watcher = new RoundWatcher(telegram, model);
     const cpu0 = bot.process.cpuMs();
     const since = Date.now();
@@ -162,6 +165,7 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
       calls: countCalls(telegram.calls, firstCall),
       sentTexts: sentTexts(telegram, firstCall),
       firstChatCalls: callsToChat(telegram, firstCall, spec.load.firstUserId),
+      firstModelRequest: model.requests[firstRequest]?.body as Record<string, unknown> | undefined,
       startupMs: bot.startupMs,
       ...(prepareNote ? { prepareNote } : {}),
       logs: new Map(),
