@@ -217,7 +217,8 @@ async function startParts(config: Config, options: BotOptions, { channelNames, l
     options.model ??
     createModelClient({
       baseURL: config.model.baseURL, apiKey: config.model.apiKey ?? "not-needed", model: config.model.name,
-      toolProtocol: config.model.toolProtocol, timeoutMs: config.model.timeoutMs, maxRetries: config.model.maxRetries, log,
+      toolProtocol: config.model.toolProtocol, timeoutMs: config.model.timeoutMs, maxRetries: config.model.maxRetries,
+      stream: config.model.stream, log,
     });
 
   const receipts = config.receipts.enabled ? createReceiptSigner(config) : undefined;

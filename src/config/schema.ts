@@ -22,6 +22,12 @@ const ModelConfigSchema = z.strictObject({
   toolProtocol: z.enum(["native", "text", "auto"]).default("auto"),
   timeoutMs: z.number().int().positive().default(120_000),
   maxRetries: z.number().int().min(0).max(10).default(2),
+  /**
+   * Ask for streamed replies (the default): `timeoutMs` is then the wait for the first piece and for
+   * each next one. false asks for whole replies, for a server or proxy whose streaming is broken or
+   * slow; `timeoutMs` then covers the whole reply, so give a slow model enough.
+   */
+  stream: z.boolean().default(true),
   systemPrompt: z.string().optional(),
   /** The model's context window in tokens; unset: what the endpoint's /models reports, else 32,000 (the smaller when both are known). */
   contextTokens: z.number().int().min(1000).optional(),
