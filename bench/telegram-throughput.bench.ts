@@ -191,7 +191,7 @@ for (const scenario of scenarios) {
   metric("RSS at end (MB)", (r) => r.rssMb, scenario.chats >= 200 ? { atMost: 1.2 } : undefined, 0);
   rows.push([scenario.label, "rounds", `${gOk}${g.length > gOk ? ` (+${g.length - gOk} failed)` : ""}`, String(b.length), "", `${ROUNDS}`, budgetCut ? "(time budget)" : ""]);
 }
-out(`\nTelegram throughput: Gatehouse vs bare grammY + openai (medians; counts are totals over the rounds)`);
+out(`\nTelegram throughput: Gatehouse vs bare grammY + openai${BARE_REQUESTS === "gatehouse" ? " asking the model what Gatehouse asks" : ""} (medians; counts are totals over the rounds)`);
 out(renderTable(["scenario", "metric", "Gatehouse", "bare", "ratio", "target", "verdict"], rows));
 
 // ---- what looked odd
