@@ -218,11 +218,19 @@ export class ReplicaSessions {
     const watch = this.watch(lease);
     const fence = () => coordination.holds(lease).catch(() => false);
     let parked = false;
+    // Whether a saved turn of the session may be in the store: one is saved only under the session's
+    // lease, so after a turn of this drain finished (its record gone with it), none is; the inbox's
+    // take is fenced by itself. The lease was checked when it was taken, and again before a saved
+    // turn is looked for after anything else.
+    let mayHaveSaved = true;
+    let checked = true;
     try {
       for (;;) {
         this.again.delete(sessionKey);
-        if (this.closed || !(await fence())) break;
-        const [saved] = await this.o.store.listTurnsOf(sessionKey);
+        if (this.closed) break;
+        if (mayHaveSaved && !checked && !(await fence())) break;
+        checked = false;
+        const [saved] = mayHaveSaved ? await this.o.store.listTurnsOf(sessionKey) : [];
         if (saved) {
           const runtime = this.o.runtimeOf(saved.channel);
           if (!runtime) break;
@@ -245,6 +253,7 @@ export class ReplicaSessions {
             parked = true;
             break;
           }
+          mayHaveSaved = false;
           continue;
         }
         const item = await coordination.take(lease);
@@ -260,6 +269,7 @@ export class ReplicaSessions {
           parked = true;
           break;
         }
+        mayHaveSaved = false;
       }
     } finally {
       watch.stop();
