@@ -49,6 +49,9 @@ const DRAINS_PER_SLOT = 2;
 /** The least time between two looks for threads nobody holds when a drain ends with room to spare. */
 const LOOK_AGAIN_MS = 100;
 
+/** How often a replica looks for stops asked (by `/stop` on another replica) for the sessions it drains. */
+const STOP_LOOK_MS = 400;
+
 /** Time a message may be accepted but not yet in the inbox (the push in flight) before it counts as lost. */
 const UNFINISHED_GRACE_MS = 3_000;
 
@@ -62,6 +65,11 @@ export class ReplicaSessions {
   private drains = 0;
   private lastLook = 0;
   private sweeper?: NodeJS.Timeout;
+  /** The leases of the sessions drained here, by session. */
+  private readonly held = new Map<string, SessionLease>();
+  /** Looks for stop requests while anything is drained here. */
+  private stops?: NodeJS.Timeout;
+  private lookingForStops = false;
   private closed = false;
 
   constructor(options: ReplicaSessionsOptions) {
@@ -202,6 +210,8 @@ export class ReplicaSessions {
   close(): void {
     this.closed = true;
     clearTimeout(this.sweeper);
+    clearInterval(this.stops);
+    this.stops = undefined;
     this.waitingForRoom.clear();
   }
 
@@ -301,7 +311,7 @@ export class ReplicaSessions {
     }
   }
 
-  /** Renews the lease while the session is drained, and passes on stop requests from other replicas. */
+  /** Renews the lease while the session is drained; stop requests from other replicas reach it through lookForStops. */
   private watch(lease: SessionLease): { stop(): void } {
     const { coordination, lanes, log } = this.o;
     const renew = setInterval(() => {
@@ -311,19 +321,30 @@ export class ReplicaSessions {
         lanes.running(lease.sessionKey)?.controller.abort();
       }, () => {});
     }, Math.max(200, Math.floor(this.o.leaseTtlMs / 3)));
-    const stops = setInterval(() => {
-      void coordination.takeStopRequest(lease).then((asked) => {
-        if (asked) lanes.running(lease.sessionKey)?.controller.abort();
-      }, () => {});
-    }, 400);
     renew.unref();
-    stops.unref();
+    this.held.set(lease.sessionKey, lease);
+    this.stops ??= setInterval(() => this.lookForStops(), STOP_LOOK_MS).unref();
     return {
-      stop() {
+      stop: () => {
         clearInterval(renew);
-        clearInterval(stops);
+        if (this.held.get(lease.sessionKey) === lease) this.held.delete(lease.sessionKey);
+        if (this.held.size === 0) {
+          clearInterval(this.stops);
+          this.stops = undefined;
+        }
       },
     };
+  }
+
+  /** Passes on the stops other replicas asked for the sessions drained here: one statement for all of them. */
+  private lookForStops(): void {
+    if (this.lookingForStops) return;
+    this.lookingForStops = true;
+    void this.o.coordination.takeStopRequests().then((asked) => {
+      for (const { sessionKey, token } of asked) {
+        if (this.held.get(sessionKey)?.token === token) this.o.lanes.running(sessionKey)?.controller.abort();
+      }
+    }, () => {}).finally(() => (this.lookingForStops = false));
   }
 
   private async sweep(): Promise<void> {

@@ -74,8 +74,8 @@ export interface Coordination {
 
   /** Asks the replica computing a session's turn to stop it; false when none holds its lease. */
   requestStop(sessionKey: string): Promise<boolean>;
-  /** Whether a stop was asked for the turn under this lease (and clears the request). */
-  takeStopRequest(lease: SessionLease): Promise<boolean>;
+  /** The leases of this replica a stop was asked for (the requests are cleared): one look for all its drains. */
+  takeStopRequests(): Promise<Array<Pick<SessionLease, "sessionKey" | "token">>>;
 
   /**
    * Sessions with work and no live lease: messages in their inbox, a turn saved at a checkpoint, or a

@@ -196,12 +196,12 @@ class PostgresCoordination implements Coordination {
     return r.rowCount === 1;
   }
 
-  async takeStopRequest(lease: SessionLease): Promise<boolean> {
-    const r = await this.#pool.query(
-      "UPDATE session_leases SET stop_requested = false WHERE session_key = $1 AND token = $2 AND stop_requested",
-      [lease.sessionKey, lease.token],
+  async takeStopRequests(): Promise<Array<Pick<SessionLease, "sessionKey" | "token">>> {
+    const { rows } = await this.#pool.query<{ session_key: string; token: string }>(
+      "UPDATE session_leases SET stop_requested = false WHERE owner = $1 AND stop_requested RETURNING session_key, token",
+      [this.replicaId],
     );
-    return r.rowCount === 1;
+    return rows.map((r) => ({ sessionKey: r.session_key, token: Number(r.token) }));
   }
 
   async orphaned(): Promise<string[]> {

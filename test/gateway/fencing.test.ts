@@ -66,6 +66,31 @@ describe("session leases and fencing", () => {
     }
   });
 
+  it("gives a /stop asked from any replica to the replica holding the lease, once, and to no other", async () => {
+    const url = await server.createDatabase();
+    const a = await openPostgresCoordination(url);
+    const b = await openPostgresCoordination(url);
+    try {
+      const one = (await a.acquire("slack:C1:1.0", 5000))!;
+      const two = (await a.acquire("slack:C1:2.0", 5000))!;
+      const theirs = (await b.acquire("slack:C2:1.0", 5000))!;
+      expect(await a.takeStopRequests()).toEqual([]);
+      expect(await b.requestStop("slack:C1:2.0")).toBe(true);
+      expect(await b.requestStop("slack:C2:1.0")).toBe(true);
+      expect(await b.requestStop("slack:C9:1.0")).toBe(false); // nobody works on it
+      expect(await a.takeStopRequests()).toEqual([{ sessionKey: "slack:C1:2.0", token: two.token }]);
+      expect(await a.takeStopRequests()).toEqual([]);
+      expect(await b.takeStopRequests()).toEqual([{ sessionKey: "slack:C2:1.0", token: theirs.token }]);
+      // A lease let go takes its request with it.
+      await a.requestStop("slack:C1:1.0");
+      await a.release(one);
+      expect(await a.takeStopRequests()).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it("drops the stale answer of a replica whose lease was taken over mid-turn: nothing is posted or added to the history", async () => {
     const { url, hold, env, mb } = await slowStepOnReplica({ configure: (c) => (c.gateway.leaseTtlMs = 60_000) });
     const db = new pg.Client({ connectionString: url });
