@@ -224,8 +224,9 @@ export class ReplicaSessions {
     });
     if (!lease) return false;
     this.o.observer.emit({ event: "lease.acquired", sessionKey, token: lease.token, takenOver: lease.takenOver });
-    if (lease.takenOver) await this.adopt(lease);
+    // Watched from here on, so that a stop asked while a taken-over session is adopted is not lost.
     const watch = this.watch(lease);
+    if (lease.takenOver) await this.adopt(lease).catch((err: Error) => this.o.log.warn({ sessionKey, err: err.message }, "a session taken over could not be adopted"));
     const fence = () => coordination.holds(lease).catch(() => false);
     let parked = false;
     // Whether a saved turn of the session may be in the store: one is saved only under the session's
