@@ -5,6 +5,7 @@ import { startPostgres, type PostgresServer } from "../support/postgres.ts";
 import { callTools, heldTool, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
 import { openPostgresCoordination } from "../../src/store/postgres-coordination.ts";
+import type { Coordination } from "../../src/store/coordination.ts";
 import { openPostgresStore } from "../../src/store/postgres-store.ts";
 import { parseEnvelope } from "../../src/envelope.ts";
 import type { Config } from "../../src/config/schema.ts";
@@ -45,11 +46,21 @@ async function slowStepOnReplica(options: { configure?: (c: Config) => void; cha
 }
 
 describe("session leases and fencing", () => {
-  it("hands a lapsed lease to another replica with a new token, and the old holder can neither renew nor hold it", async () => {
+  /** Two replicas' coordination on a fresh database, closed after `run`. */
+  async function twoReplicas(run: (a: Coordination, b: Coordination) => Promise<void>): Promise<void> {
     const url = await server.createDatabase();
     const a = await openPostgresCoordination(url);
     const b = await openPostgresCoordination(url);
     try {
+      await run(a, b);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }
+
+  it("hands a lapsed lease to another replica with a new token, and the old holder can neither renew nor hold it", async () => {
+    await twoReplicas(async (a, b) => {
       const leaseA = (await a.acquire("slack:C1:1.0", 300))!;
       expect(await b.acquire("slack:C1:1.0", 300)).toBeUndefined();
       await quietFor(400);
@@ -60,17 +71,11 @@ describe("session leases and fencing", () => {
       expect(await b.holds(leaseB)).toBe(true);
       await a.release(leaseA);
       expect(await b.holds(leaseB)).toBe(true);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+    });
   });
 
   it("gives a /stop asked from any replica to the replica holding the lease, once, and to no other", async () => {
-    const url = await server.createDatabase();
-    const a = await openPostgresCoordination(url);
-    const b = await openPostgresCoordination(url);
-    try {
+    await twoReplicas(async (a, b) => {
       const one = (await a.acquire("slack:C1:1.0", 5000))!;
       const two = (await a.acquire("slack:C1:2.0", 5000))!;
       const theirs = (await b.acquire("slack:C2:1.0", 5000))!;
@@ -85,10 +90,7 @@ describe("session leases and fencing", () => {
       await a.requestStop("slack:C1:1.0");
       await a.release(one);
       expect(await a.takeStopRequests()).toEqual([]);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+    });
   });
 
   it("drops the stale answer of a replica whose lease was taken over mid-turn: nothing is posted or added to the history", async () => {
