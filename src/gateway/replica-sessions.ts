@@ -226,7 +226,6 @@ export class ReplicaSessions {
     this.o.observer.emit({ event: "lease.acquired", sessionKey, token: lease.token, takenOver: lease.takenOver });
     // Watched from here on, so that a stop asked while a taken-over session is adopted is not lost.
     const watch = this.watch(lease);
-    if (lease.takenOver) await this.adopt(lease).catch((err: Error) => this.o.log.warn({ sessionKey, err: err.message }, "a session taken over could not be adopted"));
     const fence = () => coordination.holds(lease).catch(() => false);
     let parked = false;
     // Whether a saved turn of the session may be in the store: one is saved only under the session's
@@ -234,13 +233,14 @@ export class ReplicaSessions {
     // take is fenced by itself. The lease was checked when it was taken, and again before a saved
     // turn is looked for after anything else.
     let mayHaveSaved = true;
-    let checked = true;
+    let leaseJustChecked = true;
     try {
+      if (lease.takenOver) await this.adopt(lease);
       for (;;) {
         this.again.delete(sessionKey);
         if (this.closed) break;
-        if (mayHaveSaved && !checked && !(await fence())) break;
-        checked = false;
+        if (mayHaveSaved && !leaseJustChecked && !(await fence())) break;
+        leaseJustChecked = false;
         const [saved] = mayHaveSaved ? await this.o.store.listTurnsOf(sessionKey) : [];
         if (saved) {
           const runtime = this.o.runtimeOf(saved.channel);
