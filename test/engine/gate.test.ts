@@ -232,10 +232,12 @@ describe("when receipts are stored", () => {
     };
     fx = fixture = await engineFixture({ tools: [counter], policy: { profile: "full" } });
     const key = loadOrCreateReceiptKey(fx.dir);
+    // Each signing a later millisecond, as the bot's signer does: the store lists receipts by time.
+    let last = 0;
     fx.exec.receipts = {
       show: false,
       sign(input) {
-        const at = Date.now();
+        const at = (last = Math.max(Date.now(), last + 1));
         const signed = signReceipt(key, { ...input, at });
         return { id: formatReceipt(signed), at, sessionKey: input.sessionKey, callId: input.callId, tool: input.tool, argsCanonical: signed.argsCanonical, outputHash: signed.outputHash, mac: signed.mac };
       },
