@@ -15,8 +15,8 @@
  * counted. Figures are medians over the rounds; lost / duplicated / unretried are totals.
  *
  * Run: `npm run bench -- telegram-throughput` (or `node bench/telegram-throughput.bench.ts`).
- * Knobs: BENCH_ROUNDS (default 3), BENCH_BUDGET_S (default 225; rounds run breadth first — one
- * pair per scenario, then the next — and stop when the budget is used; a Gatehouse round that
+ * Knobs: BENCH_ROUNDS (default 5: a round without the limit lasts about a second, and five make a
+ * steadier median than three), BENCH_BUDGET_S (default 225; rounds run breadth first — one pair per scenario, then the next — and stop when the budget is used; a Gatehouse round that
  * would overrun its share is cut and its missing answers count as lost), BENCH_SCENARIOS
  * (e.g. "50-limit,200-nolimit"), BENCH_PER_CHAT_BURST (sends per chat per second when limited),
  * BENCH_WARM_MESSAGES (0 measures cold processes), BENCH_BARE_REQUESTS ("own", the default: the
@@ -33,7 +33,7 @@ import { cleanupAll } from "./support/processes.ts";
 import { describeRound, runRound, type RoundResult } from "./support/round.ts";
 import { fmt, median, ratio, renderTable, sum } from "./support/stats.ts";
 
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const BUDGET_MS = Math.max(30, Number(process.env.BENCH_BUDGET_S ?? 225)) * 1000;
 const MESSAGES_PER_CHAT = 3;
 /** What the bare bot asks the model: "own" (its short request) or "gatehouse" (the same requests as Gatehouse). */
