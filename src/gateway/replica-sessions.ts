@@ -70,6 +70,9 @@ export class ReplicaSessions {
   /** Looks for stop requests while anything is drained here. */
   private stops?: NodeJS.Timeout;
   private lookingForStops = false;
+  /** Renews the held leases while anything is drained here. */
+  private renewals?: NodeJS.Timeout;
+  private renewing = false;
   private closed = false;
 
   constructor(options: ReplicaSessionsOptions) {
@@ -212,6 +215,8 @@ export class ReplicaSessions {
     clearTimeout(this.sweeper);
     clearInterval(this.stops);
     this.stops = undefined;
+    clearInterval(this.renewals);
+    this.renewals = undefined;
     this.waitingForRoom.clear();
   }
 
@@ -312,29 +317,43 @@ export class ReplicaSessions {
     }
   }
 
-  /** Renews the lease while the session is drained; stop requests from other replicas reach it through lookForStops. */
+  /**
+   * Keeps the lease while the session is drained: renewed with the replica's other leases (renewLeases),
+   * stop requests from other replicas reaching it through lookForStops.
+   */
   private watch(lease: SessionLease): { stop(): void } {
-    const { coordination, lanes, log } = this.o;
-    const renew = setInterval(() => {
-      void coordination.renew(lease, this.o.leaseTtlMs).then((ok) => {
-        if (ok) return;
-        log.warn({ sessionKey: lease.sessionKey }, "session lease lost; the running turn is stopped here");
-        lanes.running(lease.sessionKey)?.controller.abort();
-      }, () => {});
-    }, Math.max(200, Math.floor(this.o.leaseTtlMs / 3)));
-    renew.unref();
     this.held.set(lease.sessionKey, lease);
     this.stops ??= setInterval(() => this.lookForStops(), STOP_LOOK_MS).unref();
+    // Every third of a lease: one taken just after a renewal is renewed well before it lapses.
+    this.renewals ??= setInterval(() => this.renewLeases(), Math.max(200, Math.floor(this.o.leaseTtlMs / 3))).unref();
     return {
       stop: () => {
-        clearInterval(renew);
         if (this.held.get(lease.sessionKey) === lease) this.held.delete(lease.sessionKey);
         if (this.held.size === 0) {
           clearInterval(this.stops);
           this.stops = undefined;
+          clearInterval(this.renewals);
+          this.renewals = undefined;
         }
       },
     };
+  }
+
+  /** Renews the leases of the sessions drained here, one statement for all; a session whose lease was lost has its turn stopped here. */
+  private renewLeases(): void {
+    const leases = [...this.held.values()];
+    if (this.renewing || leases.length === 0) return;
+    this.renewing = true;
+    const { coordination, lanes, log } = this.o;
+    void coordination.renew(leases, this.o.leaseTtlMs).then((kept) => {
+      const renewed = new Set(kept.map(({ sessionKey, token }) => `${token}:${sessionKey}`));
+      for (const lease of leases) {
+        // Let go (or taken again, with a new lease) while the renewal ran: nothing to stop.
+        if (renewed.has(`${lease.token}:${lease.sessionKey}`) || this.held.get(lease.sessionKey) !== lease) continue;
+        log.warn({ sessionKey: lease.sessionKey }, "session lease lost; the running turn is stopped here");
+        lanes.running(lease.sessionKey)?.controller.abort();
+      }
+    }, () => {}).finally(() => (this.renewing = false));
   }
 
   /** Passes on the stops other replicas asked for the sessions drained here: one statement for all of them. */

@@ -66,8 +66,11 @@ export interface Coordination {
 
   /** Takes a session's lease with a new token, unless another replica holds a live one. */
   acquire(sessionKey: string, ttlMs: number): Promise<SessionLease | undefined>;
-  /** Extends the lease; false when it was lost (expired and taken over). */
-  renew(lease: SessionLease, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends these leases of this replica, all in one statement; gives back those it extended. One
+   * left out was lost (it expired, or another replica took the session over).
+   */
+  renew(leases: readonly SessionLease[], ttlMs: number): Promise<Array<Pick<SessionLease, "sessionKey" | "token">>>;
   /** True while the lease is live and still ours (the fencing check before a write or a send). */
   holds(lease: SessionLease): Promise<boolean>;
   release(lease: SessionLease): Promise<void>;

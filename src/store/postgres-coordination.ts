@@ -172,12 +172,16 @@ class PostgresCoordination implements Coordination {
     return row ? { sessionKey, owner: this.replicaId, token: Number(row.token), takenOver: row.taken_over } : undefined;
   }
 
-  async renew(lease: SessionLease, ttlMs: number): Promise<boolean> {
-    const r = await this.#pool.query(
-      `UPDATE session_leases SET expires_at = ${NOW} + $3 WHERE session_key = $1 AND token = $2 AND expires_at > ${NOW}`,
-      [lease.sessionKey, lease.token, ttlMs],
+  async renew(leases: readonly SessionLease[], ttlMs: number): Promise<Array<Pick<SessionLease, "sessionKey" | "token">>> {
+    if (leases.length === 0) return [];
+    const { rows } = await this.#pool.query<{ session_key: string; token: string }>(
+      `UPDATE session_leases AS l SET expires_at = ${NOW} + $1
+         FROM unnest($2::text[], $3::bigint[]) AS mine(session_key, token)
+        WHERE l.session_key = mine.session_key AND l.token = mine.token AND l.expires_at > ${NOW}
+        RETURNING l.session_key, l.token`,
+      [ttlMs, leases.map((l) => l.sessionKey), leases.map((l) => l.token)],
     );
-    return r.rowCount === 1;
+    return rows.map((r) => ({ sessionKey: r.session_key, token: Number(r.token) }));
   }
 
   async holds(lease: SessionLease): Promise<boolean> {

@@ -67,10 +67,31 @@ describe("session leases and fencing", () => {
       const leaseB = (await b.acquire("slack:C1:1.0", 5000))!;
       expect(leaseB.token).toBeGreaterThan(leaseA.token);
       expect(await a.holds(leaseA)).toBe(false);
-      expect(await a.renew(leaseA, 5000)).toBe(false);
+      expect(await a.renew([leaseA], 5000)).toEqual([]);
       expect(await b.holds(leaseB)).toBe(true);
       await a.release(leaseA);
       expect(await b.holds(leaseB)).toBe(true);
+    });
+  });
+
+  it("renews all of a replica's leases in one statement, and leaves out the one another replica took over", async () => {
+    await twoReplicas(async (a, b) => {
+      const short = (await a.acquire("slack:C1:1.0", 300))!;
+      const long = (await a.acquire("slack:C1:2.0", 5000))!;
+      expect(await a.renew([], 5000)).toEqual([]);
+      expect(await a.renew([short, long], 600)).toEqual(expect.arrayContaining([
+        { sessionKey: "slack:C1:1.0", token: short.token },
+        { sessionKey: "slack:C1:2.0", token: long.token },
+      ]));
+      expect(await a.renew([long], 5000)).toEqual([{ sessionKey: "slack:C1:2.0", token: long.token }]);
+      // Renewed to 600 ms: not for the taking at 400 ms; at 800 ms it lapsed and B takes it.
+      await quietFor(400);
+      expect(await b.acquire("slack:C1:1.0", 5000)).toBeUndefined();
+      await quietFor(400);
+      const taken = (await b.acquire("slack:C1:1.0", 5000))!;
+      expect(await a.renew([short, long], 5000)).toEqual([{ sessionKey: "slack:C1:2.0", token: long.token }]);
+      expect(await b.renew([taken], 5000)).toEqual([{ sessionKey: "slack:C1:1.0", token: taken.token }]);
+      expect(await a.holds(long)).toBe(true);
     });
   });
 
@@ -91,6 +112,24 @@ describe("session leases and fencing", () => {
       await a.release(one);
       expect(await a.takeStopRequests()).toEqual([]);
     });
+  });
+
+  it("stops the turn of a session whose lease another replica took over, at the next renewal, and posts nothing of it", async () => {
+    const { url, hold, env, mb } = await slowStepOnReplica({ configure: (c) => (c.gateway.leaseTtlMs = 1500) });
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      // Another replica took the session over: a new owner and fencing token, and a lease of its own.
+      await db.query("UPDATE session_leases SET owner = 'replica-b', token = token + 1000, expires_at = expires_at + 60000");
+      await eventually(() => hold.stops === 1, "the slow step stopped", 3000);
+      await quietFor(700);
+      expect(mb.texts(env).join("\n")).not.toMatch(/slow step is done|stopped/i);
+      expect(mb.tb.model.requests).toHaveLength(1);
+      const history = await db.query("SELECT count(*) AS n FROM messages");
+      expect(Number(history.rows[0].n)).toBe(0);
+    } finally {
+      await db.end();
+    }
   });
 
   it("drops the stale answer of a replica whose lease was taken over mid-turn: nothing is posted or added to the history", async () => {

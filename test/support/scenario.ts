@@ -57,6 +57,8 @@ export interface HeldTool {
   tool: AnyTool;
   /** How many times it started. */
   readonly starts: number;
+  /** How many of its runs ended because their turn was stopped (its abort signal). */
+  readonly stops: number;
   /** Resolves when it has started `n` times (default 1). */
   started(n?: number): Promise<void>;
   /** Lets every waiting run finish. */
@@ -66,6 +68,7 @@ export interface HeldTool {
 /** Creates a held tool named `name` (risk read: it runs without approval). */
 export function heldTool(name: string): HeldTool {
   let starts = 0;
+  let stops = 0;
   let releaseAll: () => void = () => {};
   let released = new Promise<void>((r) => (releaseAll = r));
   const startWaiters: Array<{ n: number; resolve: () => void }> = [];
@@ -80,6 +83,7 @@ export function heldTool(name: string): HeldTool {
       for (const w of startWaiters.filter((w) => starts >= w.n)) w.resolve();
       const aborted = new Promise<"aborted">((r) => ctx.signal.addEventListener("abort", () => r("aborted"), { once: true }));
       const how = await Promise.race([released.then(() => "released" as const), aborted]);
+      if (how === "aborted") stops++;
       return how === "released"
         ? { success: true, output: `${name} finished` }
         : { success: true, output: `${name} saw the stop and wrapped up` };
@@ -89,6 +93,9 @@ export function heldTool(name: string): HeldTool {
     tool,
     get starts() {
       return starts;
+    },
+    get stops() {
+      return stops;
     },
     started(n = 1) {
       if (starts >= n) return Promise.resolve();
