@@ -20,6 +20,7 @@ import { dispatchCalls } from "./dispatch.ts";
 import { PendingReceipts, recordResults } from "./record.ts";
 import { applyDecision } from "./approval-gate.ts";
 import { encodeTurnRecord, TURN_RECORD_VERSION, type TurnRecord } from "./turn-record.ts";
+import { StaleLeaseError } from "../store/store.ts";
 import { PromptFitter } from "./fit-prompt.ts";
 import type { ApprovalDecision } from "../approval/types.ts";
 import type { ParkedOutcome, ResolvedExecution, TurnOutcome, TurnResult, TurnState } from "./types.ts";
@@ -104,9 +105,12 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
       receipts: signed.map((r) => ({ callId: r.callId, tool: r.tool, receipt: r.id })),
     }));
   const save = async () => {
-    if (state.fence && !(await state.fence())) throw new LeaseLostError(record.turnId);
     record.guards = { unapprovedPrompts: [...guards.unapprovedPrompts], loop: guards.loop.snapshot(), callIds: [...guards.callIds], endTurn: guards.endTurn };
-    await exec.store.saveTurn(encodeTurnRecord(record), unsaved.take());
+    try {
+      await exec.store.saveTurn(encodeTurnRecord(record), unsaved.take(), state.lease);
+    } catch (err) {
+      throw err instanceof StaleLeaseError ? new LeaseLostError(record.turnId) : err;
+    }
     stored = true;
   };
   const park = async (reason: ParkedOutcome["reason"], persist = true): Promise<ParkedOutcome> => {

@@ -8,7 +8,7 @@ import type { ChatMessage, ModelClient } from "../model/types.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import type { ApprovalManager } from "../approval/types.ts";
 import type { Questioner } from "../approval/questions.ts";
-import type { ReceiptRecord, Store } from "../store/store.ts";
+import type { LeaseFence, ReceiptRecord, Store } from "../store/store.ts";
 import type { ApprovalConfig, LoopConfig, ToolPolicyConfig } from "../policy/schema.ts";
 import type { HookRegistry } from "../policy/hooks.ts";
 import type { FilterGroup } from "../tools/mcp/schema.ts";
@@ -112,10 +112,10 @@ export interface TurnState {
    */
   draining?: () => boolean;
   /**
-   * With several replicas: true while this replica still owns the session (its lease and fencing
-   * token). Checked before every checkpoint; a turn whose replica lost it stops at once.
+   * With several replicas: the session's lease (and fencing token) this replica runs the turn under.
+   * Every checkpoint is written under it (Store.saveTurn); a turn whose replica lost it stops at once.
    */
-  fence?: () => Promise<boolean>;
+  lease?: LeaseFence;
   /**
    * The caller ends the turn in the store itself (Store.finishTurn: the history appended and the
    * turn's record deleted in one transaction), so the engine leaves the record at the end. Without

@@ -265,7 +265,7 @@ export class ReplicaSessions {
             continue;
           }
           place.take();
-          if ((await driver.continueSaved(record, runtime, decision, { waitParked: false, awaitAnswer: true, fence, computed: place.leave })) === "parked") {
+          if ((await driver.continueSaved(record, runtime, decision, { waitParked: false, awaitAnswer: true, lease, fence, computed: place.leave })) === "parked") {
             parked = true;
             break;
           }
@@ -281,7 +281,7 @@ export class ReplicaSessions {
         }
         const turnId = `t${randomBytes(4).toString("hex")}`;
         place.take();
-        if ((await driver.start(item.envelope, turnId, runtime, item.acceptedAt, { waitParked: false, awaitAnswer: true, fence, computed: place.leave })) === "parked") {
+        if ((await driver.start(item.envelope, turnId, runtime, item.acceptedAt, { waitParked: false, awaitAnswer: true, lease, fence, computed: place.leave })) === "parked") {
           parked = true;
           break;
         }

@@ -16,7 +16,7 @@ import { decodeTurnRecord, type TurnRecord } from "../engine/turn-record.ts";
 import type { TurnEvent, TurnResult, TurnState } from "../engine/types.ts";
 import type { ChatMessage } from "../model/types.ts";
 import type { Observer } from "../observe/observer.ts";
-import type { Store, StoredTurn } from "../store/store.ts";
+import { StaleLeaseError, type LeaseFence, type Store, type StoredTurn } from "../store/store.ts";
 import type { AwayFromSlot, RunningTurn, SessionLanes } from "./lanes.ts";
 import { loadContext, type SessionContext } from "../engine/compaction.ts";
 import type { ChannelRuntime } from "./gateway.ts";
@@ -56,9 +56,11 @@ export interface DriveOptions {
   /** Wait in this process for the decision on a parked turn (default); false: return `parked`. */
   waitParked?: boolean;
   /**
-   * The fencing check (replicas): true while this replica still owns the session. Checked before
-   * each checkpoint, before the history is appended and before the answer is sent.
+   * The session's lease (replicas): every checkpoint and the turn's end are written under it
+   * (LeaseFence), so the answer of a replica that lost the session is neither stored nor sent.
    */
+  lease?: LeaseFence;
+  /** The fencing check (replicas): true while this replica still owns the session (after a failure: was it the lease?). */
   fence?: () => Promise<boolean>;
   /**
    * Return only once the answer is posted (replicas: the next turn of the thread may run on another
@@ -196,14 +198,11 @@ export class TurnDriver {
       if (event.type === "tool.finish") keepSoon();
     };
     const stateWith = (history: ChatMessage[], awayFromSlot: AwayFromSlot, context?: Promise<SessionContext>): TurnState => ({
-      turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, fence: options.fence,
+      turnId, traceId, sessionKey, envelope: env, history, signal: controller.signal, emit, draining: this.o.draining, lease: options.lease,
       endsInStore: true, awayFromSlot, ...(context ? { context } : {}),
     });
-    const stale = async () => {
-      if (!options.fence || (await options.fence())) return false;
-      log.warn({ turnId }, "this replica lost the session's lease: its stale result is dropped");
-      return true;
-    };
+    // After a failure: whether this replica lost the session's lease (replicas).
+    const leaseLost = async () => options.fence !== undefined && !(await options.fence());
     const computing = (work: (away: AwayFromSlot) => Promise<TurnResult>) =>
       lanes.compute(async (away) => {
         let indicator = (typing = keepTyping(runtime.port, env.replyTo, log));
@@ -286,16 +285,21 @@ export class TurnDriver {
         await store.deleteValue(`${INFLIGHT}${traceId}`);
         return "finished";
       }
-      if (await stale()) return "finished";
       const text =
         result.status === "failed" ? `⚠️ Sorry, I couldn't finish this: ${result.error} (ref ${traceId})` : result.text;
       // The history, the end of the turn's record and the answer kept for a restart, in one write:
       // a crash before the answer is out then posts it at the next start, never runs the turn again.
       const mark = answeredRecord(env, sessionKey, acceptedAt, text, result.status, shownAtEnd);
-      await store.finishTurn({
-        sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) }, receipts: result.receipts,
-        checkpointed: result.checkpointed,
-      });
+      try {
+        await store.finishTurn({
+          sessionKey, messages: result.newMessages, turnId, mark: { key: `${INFLIGHT}${traceId}`, value: JSON.stringify(mark) }, receipts: result.receipts,
+          checkpointed: result.checkpointed, lease: options.lease,
+        });
+      } catch (err) {
+        if (!(err instanceof StaleLeaseError)) throw err;
+        log.warn({ turnId }, "this replica lost the session's lease: its stale result is dropped");
+        return "finished";
+      }
       // The answer leaves through the thread's queue after the turn lets go of its lane; the status
       // message's summary follows in its next edit slot.
       let statusShown = shownAtEnd === undefined;
@@ -314,7 +318,7 @@ export class TurnDriver {
       if (options.awaitAnswer) await posted;
       return "finished";
     } catch (err) {
-      if (err instanceof LeaseLostError || (await stale().catch(() => true))) {
+      if (err instanceof LeaseLostError || (await leaseLost().catch(() => true))) {
         log.warn({ turnId }, "this replica lost the session's lease mid-turn; the new owner continues from the last checkpoint");
         return "parked";
       }

@@ -17,9 +17,7 @@ import pg from "pg";
 import { IngressEnvelopeSchema } from "../envelope.ts";
 import { POSTED_GRACE_MS, type Admission, type Coordination, type InboxItem, type SessionLease, type Unfinished } from "./coordination.ts";
 import { describeDatabaseUrl, scrubSecrets } from "./database-url.ts";
-
-/** The database's clock in epoch milliseconds. */
-const NOW = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+import { NOW } from "./postgres-now.ts";
 
 /** How often the offset between this machine's clock and the database's is measured again. */
 const CLOCK_CHECK_MS = 60_000;

@@ -6,6 +6,7 @@
  */
 
 import { ALWAYS_COLUMNS } from "./always-rows.ts";
+import { NOW } from "./postgres-now.ts";
 
 /** The approvals columns, in the order insertApproval takes them. */
 export const APPROVAL_COLUMNS = [
@@ -36,20 +37,35 @@ function insertInto(table: string, columns: readonly string[]): string {
   return `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(", ")})`;
 }
 
-/**
- * The end of a statement that appends messages ($3, in order) to a session's history ($1, at $2),
- * creating the session; `when` may hold the session's upsert back (and with it the messages).
- */
-const appendMessages = (when = "") => `session AS (
+/** The session's upsert of an append (session $1, at $2); `when` may hold it back (and with it the messages). */
+const sessionUpsert = (when = "") => `session AS (
       INSERT INTO sessions (key, generation, created_at, updated_at)
       SELECT $1, 1, $2::bigint, $2::bigint ${when}
       ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at
       RETURNING generation
-    )
-    INSERT INTO messages (session_key, generation, at, body)
+    )`;
+
+/** The messages of an append ($3, in order), into the generation the session's upsert returned. */
+const MESSAGES_INSERT = `INSERT INTO messages (session_key, generation, at, body)
     SELECT $1, session.generation, $2::bigint, m.body
     FROM session, unnest($3::text[]) WITH ORDINALITY AS m(body, n)
     ORDER BY m.n`;
+
+/**
+ * The end of a statement that appends messages ($3, in order) to a session's history ($1, at $2),
+ * creating the session; `when` may hold the session's upsert back (and with it the messages).
+ */
+const appendMessages = (when = "") => `${sessionUpsert(when)}
+    ${MESSAGES_INSERT}`;
+
+/**
+ * The head of a write made under a session lease (session key and token at `$key`, `$token`):
+ * `live` holds the lease's row if it is live, locked until the write commits, so that no replica
+ * takes the session over in between; each part of the write runs only `WHERE ${LIVE}`.
+ */
+const liveLease = (key: string, token: string) =>
+  `live AS (SELECT 1 FROM session_leases WHERE session_key = ${key} AND token = ${token}::bigint AND expires_at > ${NOW} FOR SHARE)`;
+const LIVE = "EXISTS (SELECT 1 FROM live)";
 
 /** The statements, by name. */
 export const PG = {
@@ -66,6 +82,17 @@ export const PG = {
       ON CONFLICT (key) DO UPDATE SET value = excluded.value
     ),
     ${appendMessages("WHERE cardinality($3::text[]) > 0")}`,
+  // The same under a session lease ($7, $8): nothing of it when the lease is not live (then live = 0).
+  finishTurnFenced: `
+    WITH ${liveLease("$7", "$8")},
+    gone AS (DELETE FROM turns WHERE turn_id = $4 AND ${LIVE}),
+    mark AS (
+      INSERT INTO kv (key, value) SELECT $5::text, $6::text WHERE $5::text IS NOT NULL AND ${LIVE}
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value
+    ),
+    ${sessionUpsert(`WHERE cardinality($3::text[]) > 0 AND ${LIVE}`)},
+    appended AS (${MESSAGES_INSERT})
+    SELECT count(*)::int AS live FROM live`,
   lastMessages: `
     SELECT m.body FROM messages m JOIN sessions s ON s.key = m.session_key AND m.generation = s.generation
     WHERE s.key = $1 ORDER BY m.id DESC LIMIT $2`,
@@ -159,6 +186,13 @@ export const PG = {
   saveTurn: `
     INSERT INTO turns (turn_id, session_key, channel, trace_id, version, waiting_approval_id, updated_at, body)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (turn_id) DO UPDATE SET version = excluded.version, waiting_approval_id = excluded.waiting_approval_id,
+      updated_at = excluded.updated_at, body = excluded.body`,
+  // The same under a session lease ($9, $10): no row written when the lease is not live.
+  saveTurnFenced: `
+    WITH ${liveLease("$9", "$10")}
+    INSERT INTO turns (turn_id, session_key, channel, trace_id, version, waiting_approval_id, updated_at, body)
+    SELECT $1, $2, $3, $4, $5::int, $6, $7::bigint, $8 WHERE ${LIVE}
     ON CONFLICT (turn_id) DO UPDATE SET version = excluded.version, waiting_approval_id = excluded.waiting_approval_id,
       updated_at = excluded.updated_at, body = excluded.body`,
   getTurn: `SELECT * FROM turns WHERE turn_id = $1`,

@@ -18,8 +18,9 @@ import {
   approvalFromRow, approvalParams, auditFromRow, auditParams, loggedAuditFromRow, receiptFromRow, receiptParams, sameSignedReceipt,
   turnFromRow, voteFromRow, type ApprovalRow, type ApprovalVoteRow, type AuditRow, type ReceiptRow, type TurnRow,
 } from "./rows.ts";
-import type {
-  AlwaysRule, RememberAlwaysOptions, ApprovalState, ApprovalVote, AuditEntry, LoggedAuditEntry, PendingApprovalRecord, ReceiptRecord, SessionInfo, Store, StoredTurn, TurnEnd,
+import {
+  StaleLeaseError, type AlwaysRule, type RememberAlwaysOptions, type ApprovalState, type ApprovalVote, type AuditEntry, type LeaseFence, type LoggedAuditEntry,
+  type PendingApprovalRecord, type ReceiptRecord, type SessionInfo, type Store, type StoredTurn, type TurnEnd,
 } from "./store.ts";
 
 /** Where the PostgreSQL store lives and how it connects. */
@@ -134,13 +135,17 @@ class PostgresStore implements Store {
 
   async finishTurn(end: TurnEnd): Promise<void> {
     const values = [end.sessionKey, this.#now(), end.messages.map(encodeMessage), end.turnId, end.mark?.key ?? null, end.mark?.value ?? null];
-    if (!end.receipts?.length) {
-      await this.#run(PG.finishTurn, values);
-      return;
-    }
+    const { lease } = end;
+    // Under a lease, the statement reports whether the lease was live; the receipts' transaction is then rolled back too.
+    const finish = async (db: pg.Pool | pg.PoolClient) => {
+      if (!lease) return void (await db.query(PG.finishTurn, values));
+      const { rows } = await db.query<{ live: number }>(PG.finishTurnFenced, [...values, lease.sessionKey, lease.token]);
+      if (!rows[0]?.live) throw new StaleLeaseError(lease);
+    };
+    if (!end.receipts?.length) return finish(this.#pool);
     await this.#transaction("BEGIN", async (client) => {
       await this.#insertReceipts(client, end.receipts!);
-      await client.query(PG.finishTurn, values);
+      await finish(client);
     });
   }
 
@@ -316,12 +321,17 @@ class PostgresStore implements Store {
     return (await this.#rows<ReceiptRow>(PG.listReceipts)).map(receiptFromRow);
   }
 
-  async saveTurn(turn: StoredTurn, receipts: ReceiptRecord[] = []): Promise<void> {
+  async saveTurn(turn: StoredTurn, receipts: ReceiptRecord[] = [], lease?: LeaseFence): Promise<void> {
     const values = [turn.turnId, turn.sessionKey, turn.channel, turn.traceId, turn.version, turn.waitingApprovalId ?? null, turn.updatedAt, turn.body];
-    if (receipts.length === 0) await this.#run(PG.saveTurn, values);
+    const save = async (db: pg.Pool | pg.PoolClient) => {
+      if (!lease) return void (await db.query(PG.saveTurn, values));
+      // One row written (inserted or updated) while the lease is live; none when it is not.
+      if ((await db.query(PG.saveTurnFenced, [...values, lease.sessionKey, lease.token])).rowCount !== 1) throw new StaleLeaseError(lease);
+    };
+    if (receipts.length === 0) await save(this.#pool);
     else await this.#transaction("BEGIN", async (client) => {
       await this.#insertReceipts(client, receipts);
-      await client.query(PG.saveTurn, values);
+      await save(client);
     });
   }
 

@@ -172,6 +172,25 @@ export interface StoredTurn {
   body: string;
 }
 
+/**
+ * The session lease a write is made under (replicas): the write happens only while that lease is
+ * live, checked in the write's own transaction and held there until it commits, so a replica that
+ * lost the session can no longer write for it, however late its write arrives. A store with no
+ * replicas (SQLite) has no leases and writes.
+ */
+export interface LeaseFence {
+  sessionKey: string;
+  token: number;
+}
+
+/** A write refused because the lease it was made under is no longer live (see LeaseFence). */
+export class StaleLeaseError extends Error {
+  constructor(lease: LeaseFence) {
+    super(`the lease ${lease.token} on ${lease.sessionKey} is no longer live: the write was refused`);
+    this.name = "StaleLeaseError";
+  }
+}
+
 /** What Store.finishTurn writes. */
 export interface TurnEnd {
   sessionKey: string;
@@ -182,6 +201,8 @@ export interface TurnEnd {
   receipts?: ReceiptRecord[];
   /** False when the turn saved no record: there is none to delete (a hint; a store may delete anyway). */
   checkpointed?: boolean;
+  /** The lease the turn ran under (replicas): nothing is written without it (StaleLeaseError). */
+  lease?: LeaseFence;
 }
 
 /** How long a value given to `Store.setValueSoon` may wait before it is written. */
@@ -194,7 +215,8 @@ export interface Store {
    * A turn's end, in one transaction: its messages appended to the session's history, its record
    * (`turnId`) deleted, `mark` set (the message's in-flight record, noting its answer), and the
    * receipts of its calls not saved yet (as saveReceipts does) saved. A crash
-   * leaves the turn either still to finish or finished, never half of each.
+   * leaves the turn either still to finish or finished, never half of each. Under `end.lease`, all
+   * or nothing of it is written, and a lease no longer live throws StaleLeaseError.
    */
   finishTurn(end: TurnEnd): Promise<void>;
   /** The last `limit` messages of a session's current history, oldest first (all of it for Number.MAX_SAFE_INTEGER). */
@@ -269,9 +291,10 @@ export interface Store {
 
   /**
    * Saves (or replaces) a turn's record, with `receipts` (as saveReceipts does) in the same
-   * transaction: the receipts of the calls whose results the record is the first to hold.
+   * transaction: the receipts of the calls whose results the record is the first to hold. Under
+   * `lease`, neither is written when the lease is no longer live (StaleLeaseError).
    */
-  saveTurn(turn: StoredTurn, receipts?: ReceiptRecord[]): Promise<void>;
+  saveTurn(turn: StoredTurn, receipts?: ReceiptRecord[], lease?: LeaseFence): Promise<void>;
   getTurn(turnId: string): Promise<StoredTurn | undefined>;
   /** Every turn record, oldest first (at start-up: the turns to resume). */
   listTurns(): Promise<StoredTurn[]>;

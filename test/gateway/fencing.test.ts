@@ -6,6 +6,7 @@ import { callTools, heldTool, routeModel } from "../support/scenario.ts";
 import { startMemoryBot, type MemoryBot } from "./memory-bot.ts";
 import { openPostgresCoordination } from "../../src/store/postgres-coordination.ts";
 import type { Coordination } from "../../src/store/coordination.ts";
+import { StaleLeaseError, type ReceiptRecord, type StoredTurn } from "../../src/store/store.ts";
 import { openPostgresStore } from "../../src/store/postgres-store.ts";
 import { parseEnvelope } from "../../src/envelope.ts";
 import type { Config } from "../../src/config/schema.ts";
@@ -93,6 +94,49 @@ describe("session leases and fencing", () => {
       expect(await b.renew([taken], 5000)).toEqual([{ sessionKey: "slack:C1:1.0", token: taken.token }]);
       expect(await a.holds(long)).toBe(true);
     });
+  });
+
+  it("writes a turn's checkpoints and end only under its live lease: nothing of a holder that lost it lands", async () => {
+    const url = await server.createDatabase();
+    const a = await openPostgresCoordination(url);
+    const b = await openPostgresCoordination(url);
+    const store = await openPostgresStore({ url });
+    try {
+      const key = "slack:C1:1.0";
+      const turn = (body: string): StoredTurn => ({ turnId: "t1", sessionKey: key, channel: "slack", traceId: "tr1", version: 1, updatedAt: Date.now(), body });
+      const receipt = (id: string): ReceiptRecord => ({
+        id, at: Date.now(), sessionKey: key, callId: `call-${id}`, tool: "probe", argsCanonical: "{}", outputHash: "0".repeat(64), mac: "1".repeat(64),
+      });
+      const leaseA = (await a.acquire(key, 300))!;
+      await store.saveTurn(turn("first"), [receipt("r1")], leaseA);
+      expect((await store.getTurn("t1"))?.body).toBe("first");
+      await quietFor(400);
+      const leaseB = (await b.acquire(key, 5000))!;
+
+      // A's checkpoint and end after the takeover: refused whole, receipts included.
+      await expect(store.saveTurn(turn("stale"), [], leaseA)).rejects.toBeInstanceOf(StaleLeaseError);
+      await expect(store.saveTurn(turn("stale"), [receipt("r2")], leaseA)).rejects.toBeInstanceOf(StaleLeaseError);
+      const end = { sessionKey: key, messages: [{ role: "assistant" as const, content: "stale answer" }], turnId: "t1", mark: { key: "inflight:tr1", value: "{}" } };
+      await expect(store.finishTurn({ ...end, lease: leaseA })).rejects.toBeInstanceOf(StaleLeaseError);
+      await expect(store.finishTurn({ ...end, receipts: [receipt("r3")], lease: leaseA })).rejects.toBeInstanceOf(StaleLeaseError);
+      expect((await store.getTurn("t1"))?.body).toBe("first");
+      expect((await store.listReceipts()).map((r) => r.id)).toEqual(["r1"]);
+      expect(await store.loadHistory(key, 10)).toEqual([]);
+      expect(await store.getValue("inflight:tr1")).toBeUndefined();
+
+      // B, which holds it now, writes.
+      await store.saveTurn(turn("second"), [], leaseB);
+      expect((await store.getTurn("t1"))?.body).toBe("second");
+      await store.finishTurn({ ...end, messages: [{ role: "assistant", content: "the answer" }], receipts: [receipt("r4")], lease: leaseB });
+      expect(await store.loadHistory(key, 10)).toEqual([{ role: "assistant", content: "the answer" }]);
+      expect(await store.getTurn("t1")).toBeUndefined();
+      expect(await store.getValue("inflight:tr1")).toBe("{}");
+      expect((await store.listReceipts()).map((r) => r.id)).toEqual(["r1", "r4"]);
+    } finally {
+      await store.close();
+      await a.close();
+      await b.close();
+    }
   });
 
   it("gives a /stop asked from any replica to the replica holding the lease, once, and to no other", async () => {
