@@ -239,6 +239,8 @@ export class ReplicaSessions {
     // turn is looked for after anything else.
     let mayHaveSaved = true;
     let leaseJustChecked = true;
+    // Let go by the take that found the inbox empty (or lost already).
+    let released = false;
     try {
       if (lease.takenOver) await this.adopt(lease);
       for (;;) {
@@ -272,8 +274,12 @@ export class ReplicaSessions {
           mayHaveSaved = false;
           continue;
         }
-        const item = await coordination.take(lease);
-        if (!item) break;
+        // An empty inbox lets the lease go in the same statement.
+        const item = await coordination.take(lease, { releaseIfEmpty: true });
+        if (!item) {
+          released = true;
+          break;
+        }
         const runtime = this.o.runtimeOf(item.envelope.channel);
         if (!runtime) {
           log.error({ sessionKey, channel: item.envelope.channel }, "a message for a channel this replica does not serve was dropped");
@@ -289,7 +295,7 @@ export class ReplicaSessions {
       }
     } finally {
       watch.stop();
-      await coordination.release(lease).catch(() => {});
+      if (!released) await coordination.release(lease).catch(() => {});
     }
     // A message pushed while this replica was letting go found the lease still held: look again.
     return !this.closed && !parked && (this.again.has(sessionKey) || (await coordination.waiting(sessionKey).catch(() => 0)) > 0);

@@ -61,8 +61,12 @@ export interface Coordination {
   admit(envelope: IngressEnvelope, sessionKey: string, acceptedAt: number, options: { maxQueued: number; mark: { key: string; value: string } }): Promise<Admission>;
   /** Messages waiting in a session's inbox. */
   waiting(sessionKey: string): Promise<number>;
-  /** Takes the oldest message of the session's inbox (by the time it was accepted), if the lease is still ours. */
-  take(lease: SessionLease): Promise<InboxItem | undefined>;
+  /**
+   * Takes the oldest message of the session's inbox (by the time it was accepted), if the lease is
+   * still ours. With `releaseIfEmpty`, an inbox found empty lets the lease go in the same statement
+   * (as release does); a message pushed meanwhile is then for `waiting` to find.
+   */
+  take(lease: SessionLease, options?: { releaseIfEmpty?: boolean }): Promise<InboxItem | undefined>;
 
   /** Takes a session's lease with a new token, unless another replica holds a live one. */
   acquire(sessionKey: string, ttlMs: number): Promise<SessionLease | undefined>;

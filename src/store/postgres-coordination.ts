@@ -142,14 +142,19 @@ class PostgresCoordination implements Coordination {
     return Number(rows[0]!.n);
   }
 
-  async take(lease: SessionLease): Promise<InboxItem | undefined> {
+  async take(lease: SessionLease, options: { releaseIfEmpty?: boolean } = {}): Promise<InboxItem | undefined> {
     const { rows } = await this.#pool.query<{ id: string; session_key: string; envelope: unknown; accepted_at: string }>(
-      `DELETE FROM inbox WHERE id = (
-         SELECT i.id FROM inbox i WHERE i.session_key = $1
-           AND EXISTS (SELECT 1 FROM session_leases l WHERE l.session_key = $1 AND l.token = $2 AND l.expires_at > ${NOW})
-         ORDER BY i.accepted_at, i.id LIMIT 1 FOR UPDATE SKIP LOCKED
-       ) RETURNING id, session_key, envelope, accepted_at`,
-      [lease.sessionKey, lease.token],
+      `WITH taken AS (
+         DELETE FROM inbox WHERE id = (
+           SELECT i.id FROM inbox i WHERE i.session_key = $1
+             AND EXISTS (SELECT 1 FROM session_leases l WHERE l.session_key = $1 AND l.token = $2 AND l.expires_at > ${NOW})
+           ORDER BY i.accepted_at, i.id LIMIT 1 FOR UPDATE SKIP LOCKED
+         ) RETURNING id, session_key, envelope, accepted_at
+       ), released AS (
+         DELETE FROM session_leases WHERE $3::boolean AND session_key = $1 AND token = $2 AND NOT EXISTS (SELECT 1 FROM taken)
+       )
+       SELECT * FROM taken`,
+      [lease.sessionKey, lease.token, options.releaseIfEmpty === true],
     );
     const row = rows[0];
     if (!row) return undefined;

@@ -277,6 +277,29 @@ describe("admitting a message", () => {
     }
   });
 
+  it("lets the lease go with the take that finds the inbox empty, and keeps it while there was a message to take", async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    const a = await openPostgresCoordination(url);
+    const b = await openPostgresCoordination(url);
+    try {
+      await a.admit(envelope(1), sessionKey, a.now(), { maxQueued: 5, mark: mark(1) });
+      const lease = (await a.acquire(sessionKey, 5000))!;
+      expect((await a.take(lease, { releaseIfEmpty: true }))?.envelope.traceId).toBe("t-1");
+      expect(await b.acquire(sessionKey, 5000)).toBeUndefined();
+      expect(await a.take(lease)).toBeUndefined();
+      expect(await a.holds(lease)).toBe(true);
+      expect(await a.take(lease, { releaseIfEmpty: true })).toBeUndefined();
+      expect(await a.holds(lease)).toBe(false);
+      // Let go, not lapsed: the next holder takes nothing over.
+      expect((await b.acquire(sessionKey, 5000))?.takenOver).toBe(false);
+    } finally {
+      await a.close();
+      await b.close();
+      await store.close();
+    }
+  });
+
   it("with replicas, tells the sender of a message beyond the thread's queue that it was not queued, and answers the one queued", async () => {
     const { hold, env: first, mb } = await slowStepOnReplica({ configure: (c) => (c.gateway.maxQueuedPerSession = 1) });
     const thread = { threadId: first.replyTo.threadId! };
