@@ -188,6 +188,7 @@ for (const scenario of scenarios) {
   count("unretried 429s", (r) => r.unretried429, true);
   count("429s received", (r) => r.total429, false);
   metric("CPU ms / message", (r) => r.cpuPerMessage, { atMost: 1.5 });
+  metric("emulators' CPU ms / message", (r) => r.emulatorCpuPerMessage, undefined, 2);
   metric("RSS at end (MB)", (r) => r.rssMb, scenario.chats >= 200 ? { atMost: 1.2 } : undefined, 0);
   rows.push([scenario.label, "rounds", `${gOk}${g.length > gOk ? ` (+${g.length - gOk} failed)` : ""}`, String(b.length), "", `${ROUNDS}`, budgetCut ? "(time budget)" : ""]);
 }

@@ -49,6 +49,12 @@ export interface RoundResult {
   end: EndReason | "error";
   cpuMs: number;
   cpuPerMessage: number;
+  /**
+   * CPU of this process (the emulators that serve the bot, the load and the watcher) from the
+   * injection to the round's end, per answered message: the work the bot's requests give the
+   * platform and the model server. The watcher's polling grows with the round's length.
+   */
+  emulatorCpuPerMessage: number;
   rssMb: number;
   peakRssMb: number;
   total429: number;
@@ -108,7 +114,7 @@ function failed(spec: RoundSpec, error: unknown): RoundResult {
   return {
     kind: spec.kind, ok: false, error: (error as Error).message, messages: spec.load.chats * spec.load.perChat, answered: 0,
     lost: spec.load.chats * spec.load.perChat, duplicates: 0, throughput: Number.NaN, p50: Number.NaN, p99: Number.NaN, latencies: [],
-    elapsedMs: Number.NaN, end: "error", cpuMs: Number.NaN, cpuPerMessage: Number.NaN, rssMb: Number.NaN, peakRssMb: Number.NaN,
+    elapsedMs: Number.NaN, end: "error", cpuMs: Number.NaN, cpuPerMessage: Number.NaN, emulatorCpuPerMessage: Number.NaN, rssMb: Number.NaN, peakRssMb: Number.NaN,
     total429: 0, unretried429: 0, unretriedExamples: [], calls: {}, sentTexts: new Map(), firstChatCalls: [], startupMs: Number.NaN, logs: new Map(),
   };
 }
@@ -131,11 +137,13 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
     const firstRequest = model.requests.length;
     const watcher = new RoundWatcher(telegram, model);
     const cpu0 = bot.process.cpuMs();
+    const ownCpu0 = process.cpuUsage();
     const since = Date.now();
     const injected = injectPrivateMessages(telegram, spec.load);
     const end = await waitForAnswers(watcher, injected, { idleMs: spec.idleMs ?? 15_000, capMs: spec.capMs ?? 90_000, since, stopIf: () => bot!.process.exited() });
     const endedAt = Date.now();
     const cpuMs = bot.process.cpuMs() - cpu0;
+    const ownCpu = process.cpuUsage(ownCpu0);
     const memory = bot.process.memoryMb();
     watcher.scan();
     const answers = summarizeAnswers(injected, watcher.answers);
@@ -157,6 +165,7 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
       cpuMs,
       // Per answered message (the same as per message when nothing was lost).
       cpuPerMessage: answers.answered > 0 ? cpuMs / answers.answered : Number.NaN,
+      emulatorCpuPerMessage: answers.answered > 0 ? (ownCpu.user + ownCpu.system) / 1000 / answers.answered : Number.NaN,
       rssMb: memory.rss,
       peakRssMb: memory.peak,
       total429: 0,
@@ -196,7 +205,7 @@ export function describeRound(r: RoundResult): string {
   return [
     `${r.kind.padEnd(9)} ${r.answered}/${r.messages} answered in ${(r.elapsedMs / 1000).toFixed(1)} s (${r.throughput.toFixed(1)}/s, end: ${r.end})`,
     `p50 ${fmt(r.p50, 0)} ms p99 ${fmt(r.p99, 0)} ms`,
-    `cpu ${fmt(r.cpuPerMessage, 1)} ms/msg rss ${fmt(r.rssMb, 0)} MB`,
+    `cpu ${fmt(r.cpuPerMessage, 1)} ms/msg (emulators ${fmt(r.emulatorCpuPerMessage, 1)}) rss ${fmt(r.rssMb, 0)} MB`,
     `dup ${r.duplicates} 429s ${r.total429} (unretried ${r.unretried429})`,
     `per msg: send ${per(r.calls.sendMessage)} edit ${per(r.calls.editMessageText)} typing ${per(r.calls.sendChatAction)}`,
     `startup ${r.startupMs} ms`,
