@@ -66,6 +66,25 @@ describe("OpenAI emulator", () => {
     await expect(read()).rejects.toThrow(/terminated/);
   });
 
+  it("streams a scripted reply as chunk events in the API's order, the tool call's arguments spread over several, then [DONE]", async () => {
+    emulator = await startOpenAIEmulator();
+    emulator.script({ text: "Looking it up", toolCalls: [{ name: "current_time", arguments: JSON.stringify({ timezone: "Europe/Berlin" }) }] });
+    const res = await fetch(`${emulator.baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = (await res.text()).split("\n\n").filter(Boolean).map((e) => e.replace(/^data: /, ""));
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string; choices: Array<{ delta: Record<string, any>; finish_reason: string | null }> });
+    expect(new Set(chunks.map((c) => c.object))).toEqual(new Set(["chat.completion.chunk"]));
+    const deltas = chunks.map((c) => c.choices[0]!.delta);
+    expect(deltas[0]).toMatchObject({ role: "assistant", content: "" });
+    expect(deltas.map((d) => d.content ?? "").join("")).toBe("Looking it up");
+    const calls = deltas.filter((d) => d.tool_calls).map((d) => d.tool_calls[0]);
+    expect(calls[0]).toMatchObject({ index: 0, type: "function", function: { name: "current_time", arguments: "" } });
+    expect(calls.length).toBeGreaterThan(2);
+    expect(JSON.parse(calls.map((c) => c.function.arguments).join(""))).toEqual({ timezone: "Europe/Berlin" });
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe("tool_calls");
+  });
+
   it("enforces a provider's own rules only when told to", async () => {
     emulator = await startOpenAIEmulator();
     const body = {

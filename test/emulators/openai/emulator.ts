@@ -139,9 +139,12 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     }
     const turn = assistantTurnFor(step);
     if (body.stream !== true) return sendJson(res, 200, completionBody(turn, model));
+    // Every event is ready at once, so they go out together, as a server's tokens do when they
+    // come faster than the network; `sse` steps send events in separate writes.
+    let events = "";
+    for (const chunk of completionChunks(turn, model)) events += `data: ${JSON.stringify(chunk)}\n\n`;
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
-    for (const chunk of completionChunks(turn, model)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    res.end("data: [DONE]\n\n");
+    res.end(`${events}data: [DONE]\n\n`);
   }
 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
