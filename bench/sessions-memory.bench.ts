@@ -5,7 +5,9 @@
  * (WAVE chats at once, every answer awaited before the next wave):
  *   - RSS after 100 sessions, and after 10,000: the growth should stay within 50 MB;
  *   - RSS after 200 sessions, against the bare grammY + openai bot (bench/baseline) after the same
- *     100 + 100 chats: the ratio should stay within 1.2×.
+ *     100 + 100 chats: the ratio of the medians over MEMORY_ROUNDS fresh processes of each (the long
+ *     Gatehouse run's 200 reading is its first; the others alternate which bot goes first) should
+ *     stay within 1.2×.
  * Each reading is taken twice: VmRSS from /proc after a quiet period (QUIET_MS with no load), and
  * VmRSS after a memory-reducing full GC forced inside the process by the probe
  * (bench/support/probe-preload.ts, loaded with NODE_OPTIONS; it also reports heapUsed/heapTotal).
@@ -18,7 +20,7 @@
  * Knobs: BENCH_SESSIONS (10000), BENCH_WAVE (500), BENCH_QUIET_MS (3000), BENCH_LOAD_BUDGET_S (150:
  * the waves stop when it is used; the growth is then given for the sessions reached, and FAILs),
  * BENCH_LOG_LEVEL (info, the default level, as the throughput bench), BENCH_BARE_SESSIONS (200; more drives the bare
- * bot on, for its own growth over the same waves), BENCH_GATEHOUSE_ENV ("K=V,K=V" for Gatehouse, e.g.
+ * bot on, for its own growth over the same waves), BENCH_MEMORY_ROUNDS (3: processes of each bot read at 200 sessions), BENCH_GATEHOUSE_ENV ("K=V,K=V" for Gatehouse, e.g.
  * MALLOC_ARENA_MAX=2). Exit code 0 whatever the figures; 1 when the bench itself broke.
  */
 import { readFileSync } from "node:fs";
@@ -28,7 +30,7 @@ import { startEmulators, TIME_TEXT, type OpenAIEmulator, type TelegramEmulator }
 import { injectAndWait } from "./support/load.ts";
 import { cleanupAll, makeTempDir } from "./support/processes.ts";
 import { probeEnv, probeSignal, readProbe } from "./support/probe.ts";
-import { fmt, renderTable } from "./support/stats.ts";
+import { fmt, median, renderTable } from "./support/stats.ts";
 import { readRuntimeStatus } from "../src/observe/runtime-status.ts";
 
 const TOTAL = Math.max(200, Number(process.env.BENCH_SESSIONS ?? 10_000));
@@ -37,6 +39,7 @@ const QUIET_MS = Math.max(0, Number(process.env.BENCH_QUIET_MS ?? 3000));
 const LOAD_BUDGET_MS = Math.max(20, Number(process.env.BENCH_LOAD_BUDGET_S ?? 150)) * 1000;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "info";
 const BARE_TOTAL = Number(process.env.BENCH_BARE_SESSIONS ?? 200);
+const MEMORY_ROUNDS = Math.max(1, Number(process.env.BENCH_MEMORY_ROUNDS ?? 3));
 const EXTRA_ENV = Object.fromEntries((process.env.BENCH_GATEHOUSE_ENV ?? "").split(",").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
 const GROWTH_TARGET_MB = 50;
 const RATIO_TARGET = 1.2;
@@ -48,7 +51,7 @@ const watchdog = setTimeout(() => {
   process.stderr.write(`sessions-memory: still running after ${Math.round((Date.now() - startedAt) / 1000)} s; giving up\n`);
   cleanupAll();
   process.exit(1);
-}, LOAD_BUDGET_MS + 120_000);
+}, LOAD_BUDGET_MS + 120_000 + (MEMORY_ROUNDS - 1) * 60_000);
 watchdog.unref();
 
 interface Reading {
@@ -130,7 +133,7 @@ function peakSampler(probeOut: string) {
  * Runs one bot through the marks (sessions so far → reading label): one turn in each new chat,
  * waves of at most WAVE, a reading at each mark. Stops early when the budget is used.
  */
-async function drive(kind: BotKind, marks: Array<[number, string]>, budgetMs: number): Promise<void> {
+async function drive(kind: BotKind, marks: Array<[number, string]>, budgetMs: number, showStatus = true): Promise<void> {
   const emulators = await startEmulators("unlimited");
   const { telegram, model } = emulators;
   const probeOut = path.join(makeTempDir("gh-bench-probe-"), "probe.json");
@@ -165,7 +168,7 @@ async function drive(kind: BotKind, marks: Array<[number, string]>, budgetMs: nu
           `${((done - before) / loadS).toFixed(0)} turns/s, ${cpuPerTurn.toFixed(1)} ms CPU/turn (t=${elapsed} s)`,
       );
     }
-    if (kind === "gatehouse") {
+    if (kind === "gatehouse" && showStatus) {
       // The snapshot is refreshed every 5 s: wait for one written after the last wave.
       const lastWave = [...readings.values()].at(-1)!.at - QUIET_MS;
       let status = readRuntimeStatus(path.join(bot.process.dir, "data"))?.snapshot;
@@ -199,19 +202,38 @@ const bareMarks: Array<[number, string]> = [[100, "b100"], [200, "b200"]];
 if (BARE_TOTAL > 200) bareMarks.push([BARE_TOTAL, "bTotal"]);
 await drive("bare", bareMarks, BARE_TOTAL > 200 ? LOAD_BUDGET_MS : 60_000);
 
+// ---- more fresh processes of each to 200 sessions, for the ratio's medians (alternating who goes first)
+for (let r = 2; r <= MEMORY_ROUNDS; r++) {
+  const order: BotKind[] = r % 2 === 0 ? ["bare", "gatehouse"] : ["gatehouse", "bare"];
+  for (const kind of order) {
+    const k = kind === "gatehouse" ? "g" : "b";
+    await drive(kind, [[100, `${k}100#${r}`], [200, `${k}200#${r}`]], 60_000, false);
+  }
+}
+
 // ---- report
 const g100 = readings.get("g100")!;
-const g200 = readings.get("g200")!;
+/** The 200-session readings of every process of a bot. */
+const at200 = (k: "g" | "b") => [...readings].filter(([label]) => label === `${k}200` || label.startsWith(`${k}200#`)).map(([, r]) => r);
+const g200s = at200("g");
+const b200s = at200("b");
 const gTotal = readings.get("gTotal")!;
 const gWave = readings.get("gWave");
-const b200 = readings.get("b200")!;
 const b100 = readings.get("b100");
 const bTotal = readings.get("bTotal");
 const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
 const growthGc = gTotal.rssGc - g100.rssGc;
 const growthQuiet = gTotal.rssQuiet - g100.rssQuiet;
-const ratioGc = g200.rssGc / b200.rssGc;
-const ratioQuiet = g200.rssQuiet / b200.rssQuiet;
+const med200 = (rs: Reading[], pick: (r: Reading) => number) => median(rs.map(pick));
+const g200Gc = med200(g200s, (r) => r.rssGc);
+const b200Gc = med200(b200s, (r) => r.rssGc);
+const g200Quiet = med200(g200s, (r) => r.rssQuiet);
+const b200Quiet = med200(b200s, (r) => r.rssQuiet);
+const g200Heap = med200(g200s, (r) => r.heapUsedGc);
+const b200Heap = med200(b200s, (r) => r.heapUsedGc);
+const ratioGc = g200Gc / b200Gc;
+const ratioQuiet = g200Quiet / b200Quiet;
+const each = (rs: Reading[], pick: (r: Reading) => number) => rs.map((r) => fmt(pick(r), 1)).join(", ");
 const perSessionKb = ((gTotal.heapUsedGc - g100.heapUsedGc) * 1024) / Math.max(1, gTotal.sessions - g100.sessions);
 const rows = [
   [`RSS growth, 100 → ${gTotal.sessions} sessions (after GC)`, `${fmt(growthGc, 1)} MB`, `${fmt(g100.rssGc, 1)} MB at 100`, "", `≤ ${GROWTH_TARGET_MB} MB`, verdict(growthGc <= GROWTH_TARGET_MB && gTotal.sessions >= TOTAL)],
@@ -221,15 +243,16 @@ const rows = [
     ? [[`RSS growth, ${gWave.sessions} → ${gTotal.sessions} sessions (after GC; first ${WAVE}-wave burst already in)`, `${fmt(gTotal.rssGc - gWave.rssGc, 1)} MB`, `${fmt(gWave.rssGc, 1)} MB at ${gWave.sessions}`, "", "", ""]]
     : []),
   [`V8 committed heap growth, 100 → ${gTotal.sessions} (after GC)`, `${fmt(gTotal.heapTotalGc - g100.heapTotalGc, 1)} MB`, `${fmt(g100.heapTotalGc, 1)} MB at 100`, "", "", ""],
-  ["RSS at 200 sessions vs bare bot (after GC)", `${fmt(g200.rssGc, 1)} MB`, `${fmt(b200.rssGc, 1)} MB`, `${fmt(ratioGc, 2)}×`, `≤ ${RATIO_TARGET}× bare`, verdict(ratioGc <= RATIO_TARGET)],
-  ["RSS at 200 sessions vs bare bot (quiet, no GC)", `${fmt(g200.rssQuiet, 1)} MB`, `${fmt(b200.rssQuiet, 1)} MB`, `${fmt(ratioQuiet, 2)}×`, `≤ ${RATIO_TARGET}× bare`, ""],
+  [`RSS at 200 sessions vs bare bot (after GC; median of ${g200s.length} and ${b200s.length} processes)`, `${fmt(g200Gc, 1)} MB`, `${fmt(b200Gc, 1)} MB`, `${fmt(ratioGc, 2)}×`, `≤ ${RATIO_TARGET}× bare`, verdict(ratioGc <= RATIO_TARGET)],
+  ["RSS at 200 sessions vs bare bot (quiet, no GC)", `${fmt(g200Quiet, 1)} MB`, `${fmt(b200Quiet, 1)} MB`, `${fmt(ratioQuiet, 2)}×`, `≤ ${RATIO_TARGET}× bare`, ""],
   ...(bTotal && b100
     ? [[`bare bot: RSS growth, 100 → ${bTotal.sessions} sessions (after GC)`, `${fmt(bTotal.rssGc - b100.rssGc, 1)} MB`, `${fmt(b100.rssGc, 1)} MB at 100`, "", "", ""]]
     : []),
-  ["heapUsed at 200 sessions vs bare bot (after GC)", `${fmt(g200.heapUsedGc, 1)} MB`, `${fmt(b200.heapUsedGc, 1)} MB`, `${fmt(g200.heapUsedGc / b200.heapUsedGc, 2)}×`, "", ""],
+  ["heapUsed at 200 sessions vs bare bot (after GC)", `${fmt(g200Heap, 1)} MB`, `${fmt(b200Heap, 1)} MB`, `${fmt(g200Heap / b200Heap, 2)}×`, "", ""],
 ];
 out(`\nSessions memory: Gatehouse, one turn in each of many private chats (waves of ${WAVE}, ${QUIET_MS} ms quiet before each reading)`);
 out(renderTable(["metric", "Gatehouse", "baseline", "ratio", "target", "verdict"], rows));
+if (g200s.length > 1 || b200s.length > 1) out(`RSS after GC at 200 sessions, each process: Gatehouse ${each(g200s, (r) => r.rssGc)} MB; bare ${each(b200s, (r) => r.rssGc)} MB`);
 if (gTotal.sessions < TOTAL) notes.push(`the growth verdict needs ${TOTAL} sessions; only ${gTotal.sessions} were reached (FAIL by default)`);
 if (notes.length) {
   out(`\nnotes:`);
