@@ -170,11 +170,17 @@ export const ButtonClickSchema = z.object({
 });
 export type ButtonClick = z.infer<typeof ButtonClickSchema>;
 
-export const BotCommandSchema = z.enum(["stop", "status", "new", "compact", "always"]);
+export const BotCommandSchema = z.enum(["stop", "status", "new", "compact", "always", "help"]);
 export type BotCommand = z.infer<typeof BotCommandSchema>;
 
-/** Recognizes `/stop`, `/status`, `/new`, `/compact`, `/always` (also `/stop@botname`) at the start of a message. */
+/**
+ * Recognizes `/stop`, `/status`, `/new`, `/compact`, `/always`, `/help` (also `/stop@botname`) as the
+ * whole message. `/start` — what a Telegram client sends when someone opens a chat with the bot — is
+ * `/help`.
+ */
 export function parseBotCommand(text: string): BotCommand | undefined {
-  const m = /^\s*\/(stop|status|new|compact|always)(?:@\S+)?\s*$/i.exec(text);
-  return m ? (m[1]!.toLowerCase() as BotCommand) : undefined;
+  const m = /^\s*\/(stop|status|new|compact|always|help|start)(?:@\S+)?\s*$/i.exec(text);
+  if (!m) return undefined;
+  const word = m[1]!.toLowerCase();
+  return (word === "start" ? "help" : word) as BotCommand;
 }

@@ -169,7 +169,7 @@ export function createConsoleAdapter(options: ConsoleAdapterOptions = {}): Conso
     async start(s: InboundSink) {
       sink = s;
       rl = createInterface({ input, output: interactive ? output : undefined, terminal: interactive, prompt: "you › " });
-      write(`Gatehouse console. Type a message; /stop, /status, /new, /compact and /always work here too. Ctrl-D quits.`);
+      write(`Gatehouse console. Type a message; /help lists the commands. Ctrl-D quits.`);
       showPrompt();
       rl.on("line", (line) => {
         backlog.push(line);

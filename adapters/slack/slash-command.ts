@@ -43,7 +43,7 @@ type Ack = (response?: { response_type?: "ephemeral"; text: string }) => Promise
 
 /** The usage hint for the slash command, shown only to the person who ran it. */
 export function slashCommandUsage(commandName: string): string {
-  return `Usage: ${commandName} stop | status | new | compact | always`;
+  return `Usage: ${commandName} stop | status | new | compact | always | help`;
 }
 
 /** Handles one slash command body as Slack sent it: ack (with a hint or an error when needed), then forward it. */

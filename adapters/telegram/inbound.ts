@@ -98,7 +98,8 @@ export type InboundEvent =
   | { kind: "click"; query: TelegramCallbackQuery }
   | { kind: "ignored"; reason: string };
 
-const OUR_COMMANDS = new Set(["stop", "status", "new", "always"]);
+// Without @botname in a group: these are ours; a bare /help or /start there may be meant for another bot.
+const OUR_COMMANDS = new Set(["stop", "status", "new", "compact", "always"]);
 
 /** The display name of a Telegram user. */
 export function displayName(user: TelegramUser): string {

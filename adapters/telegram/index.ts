@@ -93,7 +93,9 @@ const COMMANDS = [
   { command: "stop", description: "Stop the running task" },
   { command: "status", description: "Show what the bot is working on" },
   { command: "new", description: "Start a new conversation" },
+  { command: "compact", description: "Summarize the earlier conversation to make room" },
   { command: "always", description: "List and revoke what runs here without asking" },
+  { command: "help", description: "What the bot does and its commands" },
 ];
 
 /** How many forum topics the adapter remembers the bot posting in. */

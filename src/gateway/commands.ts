@@ -1,5 +1,5 @@
 /**
- * The commands every channel understands — /stop, /status, /new, /compact — answered from the
+ * The commands every channel understands — /stop, /status, /new, /compact, /help — answered from the
  * control lane, never behind the turn they control. Each returns the reply text.
  */
 import type { BotCommand, IngressEnvelope } from "../envelope.ts";
@@ -17,6 +17,7 @@ export interface CommandDeps {
 
 /** Carries out a command for the session of `env` and says what happened (`/always` has its own answer, always-list.ts). */
 export async function answerCommand(command: Exclude<BotCommand, "always">, env: IngressEnvelope, sessionKey: string, deps: CommandDeps): Promise<string> {
+  if (command === "help") return helpText(env);
   const running = deps.lanes.running(sessionKey);
   // A command from the conversation itself (a slash command) where every thread is its own session.
   const threads = !running && env.conversation.threadId === undefined ? deps.lanes.runningUnder(sessionKey) : [];
@@ -64,6 +65,37 @@ export async function answerCommand(command: Exclude<BotCommand, "always">, env:
   await forgetContext(deps.store, sessionKey);
   await deps.onSessionReset?.(sessionKey);
   return "🆕 Started a fresh conversation here; I no longer see the earlier messages.";
+}
+
+/** What the bot does and the commands it understands, in the words of the channel `env` came from. */
+export function helpText(env: IngressEnvelope): string {
+  const where = whereAnswered(env);
+  const approvals = env.capabilities.inlineApproval
+    ? "Before a risky step runs I post a card with buttons here, and only the people allowed to approve it can."
+    : env.channel === "console"
+      ? "Before a risky step runs I ask here: y yes, n no, a always."
+      : "A risky step that needs someone's approval is asked for where I can show buttons; here I do not run it, and say why.";
+  const lines = [
+    `I'm your team's assistant. Ask me anything and I answer ${where}, using tools where they help; progress shows as I go. ${approvals}`,
+    "",
+    "/stop — stop what I'm doing here (a step waiting for approval does not run)",
+    "/status — what I'm working on here, and how full the conversation's context is",
+    "/new — start a fresh conversation here; I forget the earlier messages",
+    "/compact — summarize the earlier conversation before the next message, to make room",
+    "/always — what runs here without asking, and how to revoke it",
+    "/help — this list",
+  ];
+  // Slack's own client takes a message that starts with "/" as one of its slash commands.
+  if (env.channel === "slack") lines.push("", "In Slack, write a command after a mention of me or after a space, e.g. \" /stop\".");
+  return lines.join("\n");
+}
+
+/** Where the bot answers a message like `env`, and what one conversation is there. */
+function whereAnswered(env: IngressEnvelope): string {
+  if (env.conversation.kind === "dm" || !env.capabilities.threads) return "here";
+  // A Telegram group is one conversation, except a forum, where each topic is one.
+  if (env.channel === "telegram") return env.conversation.threadId === undefined ? "here" : "in this topic; each topic is its own conversation";
+  return "in a thread; each thread is its own conversation";
 }
 
 /** /stop and /status for the threads of a conversation: only the sender's own tasks are stopped. */

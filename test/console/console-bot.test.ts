@@ -61,6 +61,18 @@ describe("the console channel", () => {
     expect(readFileSync(path.join(dir, "data", "workspace", "out.txt"), "utf8")).toBe("hello\n");
   });
 
+  it("points to /help at the start, and /help says approvals are asked at the prompt", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
+    emu = await startOpenAIEmulator();
+    const t = await openTerminal();
+    await waitUntil(() => expect(t.screen()).toContain("/help lists the commands"));
+    t.type("/help");
+    await waitUntil(() => expect(t.screen()).toContain("/help — this list"));
+    expect(t.screen()).toContain("Before a risky step runs I ask here: y yes, n no, a always.");
+    expect(t.screen()).toContain("/compact — ");
+    expect(emu.requests).toHaveLength(0);
+  });
+
   it("does not run shell when the person answers no", async () => {
     dir = mkdtempSync(path.join(tmpdir(), "gh-console-"));
     emu = await startOpenAIEmulator();

@@ -36,11 +36,11 @@ describe("Discord adapter startup", () => {
     expect(harness.emulator.calls).toEqual([]);
   });
 
-  it("registers /stop, /status and /new and turns a slash command into a message with that text", async () => {
+  it("registers its commands and turns a slash command into a message with that text", async () => {
     started = await startHarness({ registerSlashCommands: true });
     const { h, sink } = started;
     const registered = h.emulator.state.commands.get("global") as Array<{ name: string }>;
-    expect(registered.map((c) => c.name)).toEqual(["stop", "status", "new", "always"]);
+    expect(registered.map((c) => c.name)).toEqual(["stop", "status", "new", "compact", "always", "help"]);
 
     const posted = await h.userSays("long job", { userId: "300000000000000001" });
     const [first] = await sink.waitForEnvelopes(1);

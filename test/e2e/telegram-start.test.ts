@@ -46,4 +46,22 @@ describe("npm start with TELEGRAM_BOT_TOKEN", () => {
     expect(existsSync(path.join(bot.dataDir, "data", "gatehouse.pid"))).toBe(false);
     expect(bot.output()).not.toContain(telegram.token);
   });
+
+  it("answers a new user's /start (the Start button) with what it does and its commands, and does not ask the model", async () => {
+    model = await startOpenAIEmulator();
+    telegram = await startTelegramEmulator();
+    bot = startBotProcess({ TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL });
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    const menu = telegram.callsOf("setMyCommands")[0]!.params.commands as Array<{ command: string }>;
+    expect(menu.map((c) => c.command)).toContain("help");
+
+    const start = telegram.userMessage({ text: "/start", from: { id: 5151, first_name: "Nia" } });
+    await start.delivered;
+    await waitUntil(() => expect(telegram.botMessages(5151).map((m) => m.text).join("\n")).toContain("/help — this list"), { timeout: 10_000 });
+    const help = telegram.botMessages(5151).at(-1)!;
+    for (const command of menu) expect(help.text).toContain(`/${command.command} — `);
+    expect(help.text).toContain("I post a card with buttons here");
+    expect(model.requests).toHaveLength(0);
+    expect(await bot.stop()).toBe(0);
+  });
 });

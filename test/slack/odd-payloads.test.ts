@@ -48,7 +48,7 @@ describe("Slack payloads with missing fields or of kinds the app does not use (S
   it("answers a slash command without text with the usage, shown only to the person", async () => {
     const d = await slashWithout("text");
     expectAckedInTime(d);
-    expect(ackText(d)).toBe("Usage: /gatehouse stop | status | new | compact | always");
+    expect(ackText(d)).toBe("Usage: /gatehouse stop | status | new | compact | always | help");
     await settle();
     expect(sink.envelopes).toHaveLength(0);
     expect(listenerErrors()).toEqual([]);
@@ -76,7 +76,7 @@ describe("Slack payloads with missing fields or of kinds the app does not use (S
   it("answers a slash command under another name with the usage of its own", async () => {
     const d = await h.emulator.slashCommand(GENERAL, ALICE, "/deploy", "now");
     expectAckedInTime(d);
-    expect(ackText(d)).toBe("Usage: /gatehouse stop | status | new | compact | always");
+    expect(ackText(d)).toBe("Usage: /gatehouse stop | status | new | compact | always | help");
     await settle();
     expect(sink.envelopes).toHaveLength(0);
   });

@@ -44,11 +44,11 @@ describe("telegram adapter lifecycle", () => {
     await expect(adapter(emu, { token: "" }).start(new RecordingSink())).rejects.toThrow(/TELEGRAM_BOT_TOKEN is empty/);
   });
 
-  it("registers /stop, /status and /new at start", async () => {
+  it("registers its commands at start, so that they show in the command menu", async () => {
     emu = await startTelegramEmulator();
     await adapter(emu).start(new RecordingSink());
     const [call] = emu.callsOf("setMyCommands");
-    expect((call!.params.commands as Array<{ command: string }>).map((c) => c.command)).toEqual(["stop", "status", "new", "always"]);
+    expect((call!.params.commands as Array<{ command: string }>).map((c) => c.command)).toEqual(["stop", "status", "new", "compact", "always", "help"]);
   });
 
   it("reports a 409 conflict at start as another instance, without retrying", async () => {
