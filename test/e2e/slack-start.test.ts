@@ -49,6 +49,10 @@ describe("npm start with SLACK_BOT_TOKEN and SLACK_APP_TOKEN", () => {
     expect(buttonsOf(slack.world.findMessage(CHANNEL, card.ts)!.blocks)).toHaveLength(0);
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "plan.md"), "utf8")).toBe("ship it");
     expect(await bot.stop()).toBe(0);
+    // The log names the channel once per line (a key written twice reads differently in different tools).
+    const lines = bot.output().split("\n").filter((l) => l.startsWith("{"));
+    expect(lines.filter((l) => l.includes('"channel":"slack"')).length).toBeGreaterThan(2);
+    expect(lines.filter((l) => l.split('"channel":').length > 2)).toEqual([]);
   });
 
   it("keeps a card live across SIGKILL: after the restart a click runs the tool once and the answer lands in the thread", async () => {
