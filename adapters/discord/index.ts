@@ -35,7 +35,7 @@ export interface DiscordAdapterOptions {
   allowedChannels?: string[];
   /** Answer direct messages (default true); the server/channel allowlists do not apply to DMs. */
   allowDirectMessages?: boolean;
-  /** Register /stop, /status and /new as slash commands at startup. */
+  /** Register the bot's commands (/stop, /status, /new, /compact, /always, /help) as slash commands at startup. */
   registerSlashCommands?: boolean;
   /** Rate-limit waits up to this long are waited out by discord.js; longer ones throw RateLimitedError (default 1,000 ms). */
   maxRateLimitWaitMs?: number;

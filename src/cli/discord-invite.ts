@@ -15,7 +15,7 @@ export const DISCORD_PERMISSIONS = {
   "Send Messages in Threads": 1n << 38n,
 } as const;
 
-/** `bot` joins the server; `applications.commands` lets it register /stop, /status and /new. */
+/** `bot` joins the server; `applications.commands` lets it register its slash commands (/stop, /status, /new, …). */
 export const DISCORD_SCOPES = ["bot", "applications.commands"] as const;
 
 /** The OAuth2 URL that invites the application `clientId`. */

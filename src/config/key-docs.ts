@@ -179,7 +179,7 @@ export const KEY_DOCS: Record<string, string> = {
   "discord.apiUrl": "The REST base URL without the version, for a proxy or the test emulator; the gateway URL comes from its GET /gateway/bot.",
   "discord.allowedGuilds": "Server ids the bot serves; unset: every server it is in.",
   "discord.allowedChannels": "Channel ids the bot serves (threads under them included); unset: every channel.",
-  "discord.registerSlashCommands": "Register /stop, /status and /new as slash commands at start (per allowed server when allowedGuilds is set, else globally).",
+  "discord.registerSlashCommands": "Register the bot's commands (/stop, /status, /new, /compact, /always, /help) as slash commands at start (per allowed server when allowedGuilds is set, else globally).",
   "discord.progress": 'How tasks show their progress on Discord ("status", "lines" or "off"); unset: the global progress.',
   ...access("discord"),
 
