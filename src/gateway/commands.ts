@@ -69,14 +69,14 @@ export async function answerCommand(command: Exclude<BotCommand, "always">, env:
 
 /** What the bot does and the commands it understands, in the words of the channel `env` came from. */
 export function helpText(env: IngressEnvelope): string {
-  const where = whereAnswered(env);
+  const { where, unit } = whereAnswered(env);
   const approvals = env.capabilities.inlineApproval
     ? "Before a risky step runs I post a card with buttons here, and only the people allowed to approve it can."
     : env.channel === "console"
       ? "Before a risky step runs I ask here: y yes, n no, a always."
       : "A risky step that needs someone's approval is asked for where I can show buttons; here I do not run it, and say why.";
   const lines = [
-    `I'm your team's assistant. Ask me anything and I answer ${where}, using tools where they help; progress shows as I go. ${approvals}`,
+    `I'm your team's assistant. Ask me anything and I answer ${where}, using tools where they help; progress shows as I go.${unit ? ` Each ${unit} is its own conversation.` : ""} ${approvals}`,
     "",
     "/stop — stop what I'm doing here (a step waiting for approval does not run)",
     "/status — what I'm working on here, and how full the conversation's context is",
@@ -90,12 +90,12 @@ export function helpText(env: IngressEnvelope): string {
   return lines.join("\n");
 }
 
-/** Where the bot answers a message like `env`, and what one conversation is there. */
-function whereAnswered(env: IngressEnvelope): string {
-  if (env.conversation.kind === "dm" || !env.capabilities.threads) return "here";
+/** Where the bot answers a message like `env`, and what holds one conversation there (none: the whole chat). */
+function whereAnswered(env: IngressEnvelope): { where: string; unit?: string } {
+  if (env.conversation.kind === "dm" || !env.capabilities.threads) return { where: "here" };
   // A Telegram group is one conversation, except a forum, where each topic is one.
-  if (env.channel === "telegram") return env.conversation.threadId === undefined ? "here" : "in this topic; each topic is its own conversation";
-  return "in a thread; each thread is its own conversation";
+  if (env.channel === "telegram") return env.conversation.threadId === undefined ? { where: "here" } : { where: "in this topic", unit: "topic" };
+  return { where: "in a thread", unit: "thread" };
 }
 
 /** /stop and /status for the threads of a conversation: only the sender's own tasks are stopped. */

@@ -24,7 +24,7 @@ describe("/help", () => {
     const env = await mb.channel.say("/help");
     const help = await mb.waitFor(env, "/always");
     for (const command of COMMANDS) expect(help.text).toContain(`${command} — `);
-    expect(help.text).toContain("in a thread; each thread is its own conversation");
+    expect(help.text).toContain("I answer in a thread, using tools where they help; progress shows as I go. Each thread is its own conversation.");
     expect(help.text).toContain("I post a card with buttons here");
     expect(mb.tb.model.requests).toHaveLength(0);
 
@@ -53,5 +53,12 @@ describe("/help", () => {
     const env = await mb.channel.say("/help");
     const help = await mb.waitFor(env, "/help — this list");
     expect(help.text).toContain("after a mention of me or after a space");
+  });
+
+  it("speaks of topics in a Telegram forum, where each topic is its own conversation", async () => {
+    mb = await startMemoryBot({ channel: { channel: "telegram" } });
+    const env = await mb.channel.say("/help", { threadId: "17" });
+    const help = await mb.waitFor(env, "/help — this list");
+    expect(help.text).toContain("I answer in this topic, using tools where they help; progress shows as I go. Each topic is its own conversation.");
   });
 });
