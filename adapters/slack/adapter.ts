@@ -48,9 +48,8 @@ export interface SlackChannelAdapter extends ChannelAdapter {
 
 /** Creates the Slack adapter; nothing connects until `start`. */
 export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAdapter {
-  // The composition root hands a logger already bound to the channel; one made here gets the binding.
-  const given = options.log ?? silentLogger();
-  const log = given.bindings().channel === undefined ? given.child({ channel: "slack" }) : given;
+  // The composition root binds the channel to the logger it hands each adapter.
+  const log = options.log ?? silentLogger();
   for (const s of [options.botToken, options.appToken, options.signingSecret]) registerSecret(s);
   const apiUrl = options.apiUrl ?? DEFAULT_API_URL;
   const channel = "slack";

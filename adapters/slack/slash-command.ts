@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Logger } from "pino";
-import { parseEnvelope, parseBotCommand, type ChannelCapabilities } from "../../src/envelope.ts";
+import { BotCommandSchema, parseEnvelope, parseBotCommand, type ChannelCapabilities } from "../../src/envelope.ts";
 import type { InboundSink } from "../../src/ports.ts";
 import { conversationKindOf } from "./inbound.ts";
 
@@ -43,7 +43,7 @@ type Ack = (response?: { response_type?: "ephemeral"; text: string }) => Promise
 
 /** The usage hint for the slash command, shown only to the person who ran it. */
 export function slashCommandUsage(commandName: string): string {
-  return `Usage: ${commandName} stop | status | new | compact | always | help`;
+  return `Usage: ${commandName} ${BotCommandSchema.options.join(" | ")}`;
 }
 
 /** Handles one slash command body as Slack sent it: ack (with a hint or an error when needed), then forward it. */
