@@ -18,7 +18,8 @@ function compile(pattern: string): RegExp {
   let re = compiled.get(pattern);
   if (!re) {
     const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
-    re = new RegExp(`^${body}$`);
+    // `s`: a run of characters may span lines (a multi-line shell command, a file name with a newline).
+    re = new RegExp(`^${body}$`, "s");
     compiled.set(pattern, re);
   }
   return re;

@@ -48,6 +48,12 @@ describe("approver rules", () => {
     expect(approversFor(approval, call(write, {})).rule).toBe("approval.approvers.slack");
   });
 
+  it("lets a glob's run of characters span lines, so a line break cannot slip a call past its rule", () => {
+    expect(approversFor(approval, call(write, { path: "/etc/a\nb" })).rule).toBe("approval.rules[1]");
+    const rm = ApprovalConfigSchema.parse({ rules: [{ name: "rm", tools: ["shell"], when: [{ arg: "command", glob: "*rm *" }], approvers: { users: ["UOPS1"] }, selfApprove: false }] });
+    expect(approversFor(rm, call(shell, { command: "echo hi\nrm -rf build" })).rule).toBe("rm");
+  });
+
   it("applies a rule only on its channels", () => {
     expect(approversFor(approval, call(shell, { command: "ls" }, "discord"))).toMatchObject({ rule: "approval.rules[2]", roles: ["9001"] });
     expect(approversFor(approval, call(shell, { command: "kubectl apply -f x" }, "discord")).rule).toBe("approval.rules[2]");
