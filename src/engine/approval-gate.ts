@@ -75,6 +75,7 @@ export function requirementOf(
   exec: ResolvedExecution,
   state: TurnState,
   tool: AnyTool,
+  args: Record<string, unknown>,
   hookRequired: boolean,
 ): GateRequirement | Promise<GateRequirement> {
   if (hookRequired) return { requirement: "prompt", rule: HOOK_RULE };
@@ -82,18 +83,24 @@ export function requirementOf(
   const subject = { channel: env.channel, senderId: env.sender.id, conversationId: env.conversation.id };
   const unremembered = approvalRequirement(exec.policy.approval, tool, subject, false);
   if (unremembered.requirement !== "prompt") return unremembered;
-  return rememberedRequirement(exec, state, tool, subject, unremembered);
+  return rememberedRequirement(exec, state, tool, args, subject, unremembered);
 }
 
 async function rememberedRequirement(
   exec: ResolvedExecution,
   state: TurnState,
   tool: AnyTool,
+  args: Record<string, unknown>,
   subject: { channel: string; senderId: string; conversationId: string },
   unremembered: GateRequirement,
 ): Promise<GateRequirement> {
   const remembered = await exec.store.hasAlways(alwaysScope(exec, state), tool.name);
   if (!remembered) return unremembered;
+  // "Always" is remembered per tool, but who may approve depends on the arguments too: a call whose
+  // approver rule wants someone other than the requester, or several people, is asked every time
+  // (its card offers no "Always" either), whatever was remembered from a call under another rule.
+  const approvers = approversFor(exec.policy.approval, { tool, args, channel: subject.channel, conversationId: subject.conversationId });
+  if (!approvers.selfApprove || approvers.quorum > 1) return unremembered;
   const withAlways = approvalRequirement(exec.policy.approval, tool, subject, true);
   return withAlways.requirement === "approved-by-policy" ? { ...withAlways, byAlways: true } : withAlways;
 }

@@ -133,7 +133,7 @@ export async function prepareCall(
   const argsHash = hashCanonicalCall(tool.name, argsCanonical);
 
   // 3.4 repeat guard: the same prompt-required call asked again after it was not approved ends the turn.
-  const required = requirementOf(exec, state, tool, Boolean(hooked.approvalRequired));
+  const required = requirementOf(exec, state, tool, params, Boolean(hooked.approvalRequired));
   const requirement = required instanceof Promise ? await required : required;
   if (requirement.requirement === "prompt" && guards.unapprovedPrompts.has(argsHash) && !(argsHash in batch.decided)) {
     guards.endTurn = `I stopped: the model asked again to run ${tool.name} with the same arguments after it was not approved.`;

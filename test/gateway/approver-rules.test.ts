@@ -60,6 +60,50 @@ describe("approver rules with platform groups", () => {
   });
 });
 
+describe("approver rules and a remembered Always", () => {
+  let mb: MemoryBot | undefined;
+  afterEach(async () => {
+    await mb?.close();
+    mb = undefined;
+  });
+
+  it("still asks the rule's approver for a call an earlier Always of the requester's did not cover", async () => {
+    mb = await startMemoryBot({
+      configure: (config) => {
+        config.approval.approvers = { memory: ["u-admin"] };
+        config.approval.rules = [ApproverRuleSchema.parse({
+          name: "secrets need an admin", tools: ["write_file"], when: [{ arg: "path", glob: "secret/*" }],
+          approvers: { users: ["u-admin"] }, selfApprove: false,
+        })];
+      },
+    });
+    routeModel(mb.tb.model, [
+      { when: "save a note", first: callTools({ name: "write_file", args: { path: "n.txt", content: "x" } }), then: { text: "Done with the note." } },
+      { when: "save the secret", first: callTools({ name: "write_file", args: { path: "secret/s.txt", content: "s" } }), then: { text: "Done with the secret." } },
+      { when: "save another note", first: callTools({ name: "write_file", args: { path: "m.txt", content: "y" } }), then: { text: "Done with the other note." } },
+    ]);
+    const env = await mb.channel.say("please save a note");
+    const first = await eventually(() => mb!.channel.messages.find((m) => m.card), "the first card");
+    expect((await mb.channel.click(first.card!.approvalId, "always", "u-alice")).status).toBe("accepted");
+    await mb.waitFor(env, "Done with the note.");
+
+    const secret = path.join(mb.tb.bot.config.workspace!, "secret/s.txt");
+    const env2 = await mb.channel.say("now save the secret", { threadId: env.replyTo.threadId });
+    const second = await eventually(() => mb!.channel.openCards()[0], "a card for the secret");
+    expect(second.card!.approvers).toEqual(["u-admin"]);
+    expect(existsSync(secret)).toBe(false);
+    expect((await mb.channel.click(second.card!.approvalId, "approve", "u-alice")).status).toBe("not-allowed");
+    expect((await mb.channel.click(second.card!.approvalId, "approve", "u-admin")).status).toBe("accepted");
+    await mb.waitFor(env2, "Done with the secret.");
+    expect(existsSync(secret)).toBe(true);
+
+    // The Always still covers the calls of the rule it was given under.
+    const env3 = await mb.channel.say("and save another note", { threadId: env.replyTo.threadId });
+    await mb.waitFor(env3, "Done with the other note.");
+    expect(mb.channel.messages.filter((m) => m.card)).toHaveLength(2);
+  });
+});
+
 describe("approver rules refused at start", () => {
   async function startWith(rule: Record<string, unknown>, channel = new MemoryChannel({ approverGroups: { S0SRE: ["u-sre"] } })) {
     const model = await startOpenAIEmulator();
