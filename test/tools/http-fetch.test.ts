@@ -200,6 +200,9 @@ describe("http_fetch on an allowed private network", () => {
     const result = await httpFetchTool({ timeoutMs: 2_000 }).execute({ url: "http://admin:hunter2@127.0.0.1/" }, ctx());
     expect(result.output).not.toContain("hunter2");
     expect(tool.hint?.({ url: "https://admin:hunter2@example.com/x" })).toBe("https://example.com/x");
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const hint = tool.hint?.({ url: `https://api.example.com/v1/repositories/some-owner/some/path?access=${token}&x=1` });
+    expect(hint).not.toContain(token.slice(0, 8));
   });
 });
 

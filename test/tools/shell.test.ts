@@ -87,5 +87,9 @@ describe("shell", () => {
     const tool = shellTool();
     expect(tool.hint?.({ command: "ls -la" })).toBe("ls -la");
     expect(tool.hint?.({ command: "x".repeat(100) })).toHaveLength(60);
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const hint = tool.hint?.({ command: `git remote set-url origin https://x:${token}@github.com/o/r` });
+    expect(hint).not.toContain(token.slice(0, 8));
+    expect(hint).toContain("[redacted]");
   });
 });

@@ -13,6 +13,7 @@ import type { Tool } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
 import { BlockedDestinationError, checkDestination, hostInAllowList, type NetworkGuardOptions } from "../network-guard.ts";
 import { pinnedGet, type PinnedResponse } from "../pinned-get.ts";
+import { scrubSecrets } from "../../observe/scrub.ts";
 
 /** Options of `http_fetch`: what it may reach, and how long and how much it may read. */
 export interface HttpFetchOptions extends NetworkGuardOptions {
@@ -47,7 +48,8 @@ export function httpFetchTool(options: HttpFetchOptions = {}): Tool<HttpFetchArg
     parameters,
     risk: "read",
     owner: "builtin",
-    hint: (args) => shorten(displayUrl(args.url), 80),
+    // Secrets (a token in the query) are masked before the cut, which would leave half a token unmasked.
+    hint: (args) => shorten(scrubSecrets(displayUrl(args.url)), 80),
     async execute(args, ctx) {
       let url: URL;
       try {

@@ -18,6 +18,7 @@ import { failed, succeeded } from "../result.ts";
 import { HeadTailBuffer } from "../output-cap.ts";
 import { bubblewrapArgs, detectSandbox, SANDBOX_HOME, SANDBOX_PATH, type SandboxAvailability } from "../sandbox.ts";
 import { workspaceFor, workspaceRoot } from "../workspace-path.ts";
+import { scrubSecrets } from "../../observe/scrub.ts";
 
 /** Options of `shell`. */
 export interface ShellOptions {
@@ -78,7 +79,11 @@ export function shellTool(options: ShellOptions = {}): Tool<ShellArgs> {
     ...(containment.kind === "none" && !options.allowUnsandboxed
       ? { localOnly: `shell has no sandbox here (${containment.reason}); it is offered on the console only unless shell.allowUnsandboxed is true` }
       : {}),
-    hint: (args) => (args.command.length > 60 ? `${args.command.slice(0, 59)}…` : args.command).replace(/\s+/g, " "),
+    // Secrets are masked before the cut: a token cut in half no longer looks like one.
+    hint: (args) => {
+      const command = scrubSecrets(args.command).replace(/\s+/g, " ");
+      return command.length > 60 ? `${command.slice(0, 59)}…` : command;
+    },
     async execute(args, ctx) {
       if (ctx.signal.aborted) return failed("cancelled before the command started");
       const cwd = await workspaceRoot(workspaceFor(ctx, options.workspace));
