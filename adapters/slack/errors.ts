@@ -10,18 +10,27 @@ import { RateLimitedError, MessageRejectedError } from "../../src/ports.ts";
  * for a refusal, `slack_webapi_request_error` for a network failure) and `slackError` Slack's own
  * reason (`channel_not_found`, `not_in_channel`). The delivery queue classifies by `code`.
  */
+/**
+ * Errors Slack sends in a 200 body for trouble on its side ("likely due to a transient issue on our
+ * end"). Not `fatal_error`: Slack says the request may have partly succeeded, so a retry could post twice.
+ */
+const PASSING_ERRORS = new Set(["internal_error", "service_unavailable", "request_timeout"]);
+
 export class SlackApiError extends Error {
   readonly code: string | undefined;
   readonly slackError: string | undefined;
   /** The shape of the SDK's own error, so the code reads the same from either. */
   readonly data: { error?: string } | undefined;
   readonly statusCode: number | undefined;
+  /** Slack answered with an error it calls passing (its own outage): the send is worth trying again. */
+  readonly transient: boolean;
 
   constructor(message: string, code: string | undefined, slackError: string | undefined, statusCode?: number) {
     super(message);
     this.name = "SlackApiError";
     this.code = code;
     this.slackError = slackError;
+    this.transient = slackError !== undefined && PASSING_ERRORS.has(slackError);
     this.data = slackError ? { error: slackError } : undefined;
     this.statusCode = statusCode;
   }

@@ -22,6 +22,8 @@ export function classifySendFailure(error: unknown): SendFailure {
   if (!error || typeof error !== "object") return "unknown";
   const err = error as Record<string, unknown>;
   const code = typeof err.code === "string" ? err.code : undefined;
+  // An adapter may mark a refusal in the body as the platform's own passing trouble.
+  if (err.transient === true) return "transient";
   if (code === "slack_webapi_platform_error") return "permanent";
   if (code === "slack_webapi_request_error") return "transient";
   if (code && NETWORK_CODES.has(code)) return "transient";

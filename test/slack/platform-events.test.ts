@@ -42,4 +42,16 @@ describe("Slack platform events", () => {
     const err = await h.adapter.port.send({ channel: "slack", conversationId: GENERAL, threadId: "1.000001" }, { text: "hi" }).catch((e: unknown) => e);
     expect(classifySendFailure(err)).toBe("transient");
   });
+
+  it("retries the errors Slack sends in a 200 body for its own outages, but not fatal_error", async () => {
+    const target = { channel: "slack", conversationId: GENERAL, threadId: "1.000001" };
+    for (const error of ["internal_error", "service_unavailable", "request_timeout"]) {
+      h.emulator.failNext("chat.postMessage", { error });
+      const err = await h.adapter.port.send(target, { text: "hi" }).catch((e: unknown) => e);
+      expect([slackErrorCode(err), classifySendFailure(err)]).toEqual([error, "transient"]);
+    }
+    // Slack says a fatal_error may have partly succeeded: a retry could post twice.
+    h.emulator.failNext("chat.postMessage", { error: "fatal_error" });
+    expect(classifySendFailure(await h.adapter.port.send(target, { text: "hi" }).catch((e: unknown) => e))).toBe("permanent");
+  });
 });
