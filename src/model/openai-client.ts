@@ -27,7 +27,7 @@ import { withStrayTextCalls } from "./stray-text-calls.ts";
 import { hideToolCallBlocks, parseTextToolCalls, toolInstructions, toTextProtocolHistory } from "./text-protocol.ts";
 import { hideThinking, opensThinkingInPrompt, stripThinking } from "./thinking.ts";
 import { ModelError, type ChatMessage, type ModelClient, type ModelReply, type ModelRequest, type ToolProtocol, type ToolSpec } from "./types.ts";
-import { readEventStream } from "./event-stream.ts";
+import { readEventStream, type StreamEnd } from "./event-stream.ts";
 import { createHttpFetch } from "./http-fetch.ts";
 import { completionSchema, parseChunk } from "./wire.ts";
 
@@ -183,9 +183,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         idle.abort();
       }, options.timeoutMs);
     };
+    let end: StreamEnd | undefined;
     try {
       armIdleTimer();
-      await readEventStream(
+      end = await readEventStream(
         response,
         (raw) => {
           armIdleTimer();
@@ -205,7 +206,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     // An abort may end the body quietly, so cancellation is checked here.
     if (request.signal?.aborted || ctx.idleTimedOut) throw new Error("stream stopped");
     if (assembler.chunkCount === 0) throw badResponse(ctx);
-    if (!assembler.finished) throw new StreamDropped();
+    // `[DONE]` says the reply is whole even when no chunk named a finish reason (vllm-mlx does so on a
+    // natural stop); a body that just ended without either was cut short.
+    if (!assembler.finished && end !== "done") throw new StreamDropped();
     thinking?.flush();
     calls?.flush();
     return assembler.result();

@@ -8,6 +8,7 @@ import {
   signatureOf,
   tcpWrites,
   vllmCutShort,
+  vllmMlxNoFinishReason,
   vllmOrphanThinkClose,
 } from "../emulators/openai/recorded.ts";
 import { ModelError, type ChatMessage } from "../../src/model/types.ts";
@@ -175,6 +176,22 @@ describe("reasoning in the content", () => {
   it("reads Gemini's CRLF-separated answer split across writes, multi-byte characters intact", async () => {
     fixture.emulator.script(geminiAnswer("Grüße aus Paris ☀️ — 18 °C."));
     expect((await client().complete({ messages: ASK })).text).toBe("Grüße aus Paris ☀️ — 18 °C.");
+  });
+});
+
+describe("a stream that ends with [DONE] and no finish reason (vllm-mlx)", () => {
+  it("is a whole answer, not a dropped connection", async () => {
+    fixture.emulator.script(vllmMlxNoFinishReason({ text: "Hello, complete answer." }));
+    const reply = await client({ maxRetries: 1 }).complete({ messages: ASK, onTextDelta: () => {} });
+    expect(reply.text).toBe("Hello, complete answer.");
+    expect(fixture.emulator.requests).toHaveLength(1);
+  });
+
+  it("returns its tool call", async () => {
+    fixture.emulator.script(vllmMlxNoFinishReason({ call: PARIS }));
+    const reply = await client({ maxRetries: 1 }).complete({ messages: ASK, tools: TOOLS });
+    expect(reply.toolCalls.map((c) => [c.name, c.arguments])).toEqual([["shell", PARIS.arguments]]);
+    expect(fixture.emulator.requests).toHaveLength(1);
   });
 });
 

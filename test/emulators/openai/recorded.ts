@@ -113,6 +113,20 @@ function vllmChunk(delta: object, finish: string | null = null) {
   return { id: "chatcmpl-9a1f0c2b3d4e", object: "chat.completion.chunk", created: 1_760_000_300, model: "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
 }
 
+/**
+ * vllm-mlx on a natural stop (waybarrios/vllm-mlx#628): the last chunk carries `finish_reason: null`,
+ * and `[DONE]` alone says the reply is whole.
+ */
+export function vllmMlxNoFinishReason(reply: { call?: RecordedCall; text?: string }): Step {
+  const chunks: object[] = [vllmChunk({ role: "assistant", content: "" })];
+  for (const p of pieces(reply.text ?? "")) chunks.push(vllmChunk({ content: p }));
+  if (reply.call) {
+    const { call } = reply;
+    chunks.push(vllmChunk({ tool_calls: [{ index: 0, id: call.id ?? "chatcmpl-tool-7c2d", type: "function", function: { name: call.name, arguments: call.arguments } }] }));
+  }
+  return { sse: tcpWrites(events(chunks, "\n\n")) };
+}
+
 /** A DeepSeek-R1 distill on vLLM without a reasoning parser: the template opened `<think>`, so only `</think>` comes out. */
 export function vllmOrphanThinkClose(thinking: string, answer: string): Step {
   const tokens = [...pieces(thinking), "\n", "</think>", "\n\n", ...pieces(answer)];
