@@ -48,6 +48,10 @@ export function toModelError(error: unknown, ctx: FailureContext): ModelError {
     return new ModelError("auth", `the model endpoint at ${ctx.baseURL} refused the API key (${error.status}); check OPENAI_API_KEY`);
   }
   if (error instanceof RateLimitError) {
+    // OpenAI's 429 for an account out of credit: waiting will not help, someone must see to billing.
+    if (error.code === "insufficient_quota") {
+      return new ModelError("auth", `the model endpoint at ${ctx.baseURL} says the account's quota is used up (429 insufficient_quota): ${serverText(error)}; check the plan and billing of the account OPENAI_API_KEY belongs to`);
+    }
     return new ModelError("rate_limited", `the model endpoint is rate limiting requests (429) and ${retries(ctx)} did not help; try again in a moment`);
   }
   if (error instanceof APIError) {

@@ -70,7 +70,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     maxRetries: options.maxRetries,
     logger: sdkLogger(log),
     logLevel: "warn",
-    fetch: createHttpFetch(),
+    fetch: quotaIsFinal(createHttpFetch()),
   });
   const streaming = options.stream ?? true;
   let protocol: Mode = options.toolProtocol === "text" ? "text" : "native";
@@ -267,6 +267,22 @@ async function withRequestController<T>(callerSignal: AbortSignal | undefined, r
  * end with an abort, which costs more than the request's own signal handling. The signal given
  * here must be the request's own (withRequestController's): the listener lives as long as it does.
  */
+/**
+ * OpenAI answers an account out of credit with a 429 (`insufficient_quota`), which the SDK would
+ * retry as a rate limit; the response is marked (`x-should-retry: false`, a header the SDK obeys) so
+ * that it fails at once.
+ */
+function quotaIsFinal(inner: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const response = await inner(input, init);
+    if (response.status !== 429 || response.headers.has("x-should-retry")) return response;
+    const body = await response.text();
+    const headers = new Headers(response.headers);
+    if (body.includes('"insufficient_quota"')) headers.set("x-should-retry", "false");
+    return new Response(body, { status: response.status, statusText: response.statusText, headers });
+  };
+}
+
 class ModelSdk extends OpenAI {
   override fetchWithTimeout(...[url, init, ms, controller]: Parameters<OpenAI["fetchWithTimeout"]>): Promise<Response> {
     const signal = init?.signal;

@@ -42,6 +42,14 @@ describe("model client failures", () => {
     expect(error.kind).toBe("rate_limited");
   });
 
+  it("says a used-up quota (429 insufficient_quota) is a billing matter, without retrying it", async () => {
+    fixture.emulator.script({ status: 429, code: "insufficient_quota" }, { text: "never asked" });
+    const error = await failure(client({ maxRetries: 2 }).complete({ messages: ASK }));
+    expect(fixture.emulator.requests).toHaveLength(1);
+    expect(error.message).toMatch(/quota is used up \(429 insufficient_quota\): You exceeded your current quota/);
+    expect(error.message).toContain("billing");
+  });
+
   for (const stream of [true, false]) {
     it(`gives up on an endpoint that never answers (${stream ? "streamed" : "whole"})`, async () => {
       fixture.emulator.script({ hang: true });

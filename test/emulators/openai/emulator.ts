@@ -179,6 +179,9 @@ async function writeRaw(res: ServerResponse, pieces: Array<string | Uint8Array>,
 }
 
 function errorFor(status: number, message?: string, code?: string): string {
+  if (status === 429 && code === "insufficient_quota") {
+    return errorBody(message ?? "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.", "insufficient_quota", code);
+  }
   if (status === 429) return errorBody(message ?? "Rate limit reached for requests. Please try again in 1s.", "requests", "rate_limit_exceeded");
   if (status >= 500) return errorBody(message ?? "The server had an error while processing your request. Sorry about that!", "server_error");
   return errorBody(message ?? `request failed with status ${status}`, "invalid_request_error", code ?? null);
