@@ -57,7 +57,9 @@ const CallbackQuerySchema = z.object({
   id: z.string(),
   from: UserSchema,
   data: z.string().optional(),
-  message: z.object({ message_id: z.number().int(), chat: z.object({ id: z.number().int() }), message_thread_id: z.number().int().optional() }).optional(),
+  message: z
+    .object({ message_id: z.number().int(), chat: z.object({ id: z.number().int() }), message_thread_id: z.number().int().optional(), is_topic_message: z.boolean().optional() })
+    .optional(),
 });
 
 const UpdateSchema = z.object({
@@ -141,8 +143,9 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
   if (commandTarget !== undefined && !isOurCommand) return { kind: "ignored", reason: "a command for another bot" };
   const isTopic = msg.is_topic_message === true && msg.message_thread_id !== undefined;
   const threadId = isTopic ? String(msg.message_thread_id) : undefined;
-  // In a forum every topic message "replies" to the topic's first message; that is not a reply to the bot.
-  const reply = msg.reply_to_message && msg.reply_to_message.message_id !== msg.message_thread_id ? msg.reply_to_message : undefined;
+  // In a forum every topic message "replies" to the topic's first message; that is not a reply to the
+  // bot. (Outside topics a reply carries its chain's first message as message_thread_id: a real reply.)
+  const reply = msg.reply_to_message && !(isTopic && msg.reply_to_message.message_id === msg.message_thread_id) ? msg.reply_to_message : undefined;
   const repliedToBot = reply?.from?.id === ctx.bot.id;
   const kind: ConversationKind = msg.chat.type === "private" ? "dm" : "group";
   const mentioned = kind === "dm" || mentionSpans.length > 0 || repliedToBot || isOurCommand;

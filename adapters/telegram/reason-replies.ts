@@ -179,7 +179,8 @@ export class ReasonReplies {
       const sent = await withOneRetry(() =>
         this.deps.api.sendMessage(card.chat.id, text, {
           parse_mode: "HTML",
-          ...(card.message_thread_id !== undefined ? { message_thread_id: card.message_thread_id } : {}),
+          // Only a forum topic's id names a thread to post in; outside topics it is the reply chain's first message.
+          ...(card.message_thread_id !== undefined && card.is_topic_message ? { message_thread_id: card.message_thread_id } : {}),
           reply_parameters: { message_id: card.message_id, allow_sending_without_reply: true },
           reply_markup: { force_reply: true, selective: true, input_field_placeholder: PLACEHOLDER },
         }),

@@ -83,6 +83,9 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
     if (command) entities.push({ type: "bot_command", offset: 0, length: command[0].length });
     entities.push(...(input.entities ?? []));
     const replyTo = input.replyToMessageId !== undefined ? state.findMessage(chat.id, input.replyToMessageId) : undefined;
+    // Outside forum topics, a reply in a supergroup carries the id of its reply chain's first message
+    // as message_thread_id (without is_topic_message), as the Bot API sends it.
+    const chain = replyTo && chat.type === "supergroup" && input.topicId === undefined && !replyTo.is_topic_message ? (replyTo.message_thread_id ?? replyTo.message_id) : undefined;
     const message: TgMessage = {
       message_id: state.newMessageId(chat.id),
       date: Math.floor(Date.now() / 1000),
@@ -90,7 +93,7 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
       from,
       text,
       ...(entities.length > 0 ? { entities } : {}),
-      ...(input.topicId !== undefined ? { message_thread_id: input.topicId, is_topic_message: true } : {}),
+      ...(input.topicId !== undefined ? { message_thread_id: input.topicId, is_topic_message: true } : chain !== undefined ? { message_thread_id: chain } : {}),
       ...(replyTo ? { reply_to_message: replyTo } : {}),
     };
     state.storeMessage(message);
