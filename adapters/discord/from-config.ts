@@ -9,6 +9,7 @@ export interface DiscordSettings {
   allowedGuilds?: string[];
   allowedChannels?: string[];
   registerSlashCommands?: boolean;
+  access?: { mentionGate: boolean };
 }
 
 /** The Discord adapter for these settings; throws ChannelSetupError when the token is missing. */
@@ -17,6 +18,6 @@ export function discordFromConfig(setup: ChannelSetup<DiscordSettings>): Channel
   if (!d.token) throw new ChannelSetupError(["DISCORD_TOKEN: required for the Discord channel (Developer Portal → Bot → Reset Token)"]);
   return createDiscordAdapter({
     token: d.token, apiUrl: d.apiUrl, allowedGuilds: d.allowedGuilds, allowedChannels: d.allowedChannels,
-    registerSlashCommands: d.registerSlashCommands, log: setup.log,
+    registerSlashCommands: d.registerSlashCommands, mentionGate: d.access?.mentionGate, log: setup.log,
   });
 }

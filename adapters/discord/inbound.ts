@@ -18,6 +18,8 @@ export interface InboundContext {
   allowedGuilds?: string[];
   allowedChannels?: string[];
   allowDirectMessages: boolean;
+  /** Whether a server message must address the bot (false: the gateway's access rules decide alone). */
+  mentionGate?: boolean;
 }
 
 export type InboundResult = { envelope: IngressEnvelope } | { skip: string };
@@ -52,7 +54,9 @@ export function readMessage(message: Message, ctx: InboundContext): InboundResul
   const mentioned = new RegExp(`<@!?${ctx.botId}>`).test(message.content) || (botRoleId !== undefined && message.mentions.roles.has(botRoleId));
   const repliedToBot = message.mentions.repliedUser?.id === ctx.botId;
   const inBotThread = channel.isThread() && (ctx.threads.isBotThread(channel.id) || channel.ownerId === ctx.botId);
-  if (!isDm && !mentioned && !repliedToBot && !inBotThread) return { skip: "not addressed to the bot" };
+  // A thread the bot answered in before a restart is not in the tracker: the gateway knows it from the
+  // session's history, so thread messages go on and it decides.
+  if (!isDm && !mentioned && !repliedToBot && !inBotThread && !channel.isThread() && ctx.mentionGate !== false) return { skip: "not addressed to the bot" };
 
   const text = stripBotMention(message.content, ctx.botId, botRoleId);
   let conversation: IngressEnvelope["conversation"];

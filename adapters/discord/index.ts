@@ -33,6 +33,8 @@ export interface DiscordAdapterOptions {
   allowedGuilds?: string[];
   /** Only these channels (and threads under them) are served (absent: all). */
   allowedChannels?: string[];
+  /** Whether a server message must mention the bot, reply to it or be in its thread (default true; `discord.access.mentionGate`). */
+  mentionGate?: boolean;
   /** Answer direct messages (default true); the server/channel allowlists do not apply to DMs. */
   allowDirectMessages?: boolean;
   /** Register the bot's commands (/stop, /status, /new, /compact, /always, /help) as slash commands at startup. */
@@ -80,6 +82,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
         allowedGuilds: options.allowedGuilds,
         allowedChannels: options.allowedChannels,
         allowDirectMessages: options.allowDirectMessages ?? true,
+        mentionGate: options.mentionGate ?? true,
       });
       if ("skip" in result) {
         log.debug({ messageId: message.id, reason: result.skip }, "discord: message skipped");
