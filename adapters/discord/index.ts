@@ -122,7 +122,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
       c.on(Events.MessageCreate, (message) => {
         if (c.user) onMessage(message, sink, c.user.id);
       });
-      const interactionContext = { sink, log, capabilities: DISCORD_CAPABILITIES, account: options.account, ackBudgetMs: options.ackBudgetMs ?? 2000, cardTools };
+      const interactionContext = { sink, log, capabilities: DISCORD_CAPABILITIES, account: options.account, ackBudgetMs: options.ackBudgetMs ?? 2000, cardTools,
+        allowedGuilds: options.allowedGuilds, allowedChannels: options.allowedChannels,
+      };
       c.on(Events.InteractionCreate, (interaction) => void handleInteraction(interaction, interactionContext));
       const ready = once(c, Events.ClientReady, { signal: AbortSignal.timeout(options.readyTimeoutMs ?? 30_000) });
       ready.catch(() => undefined);

@@ -25,6 +25,9 @@ export interface InteractionContext {
   ackBudgetMs: number;
   /** The tools of the cards posted (approval id → tool), for the reason modal's wording. */
   cardTools?: LruMap<string, string>;
+  /** The servers and channels served (absent: all), as for messages; a slash command elsewhere is refused. */
+  allowedGuilds?: string[];
+  allowedChannels?: string[];
 }
 
 const NOT_OUR_BUTTON = "That is not a valid button.";
@@ -132,16 +135,26 @@ async function decideAndAnswer(interaction: ButtonInteraction | ModalSubmitInter
   }
 }
 
+/** Whether the allowlists let the bot serve this server channel (or thread, by its parent). */
+function served(ctx: InteractionContext, guildId: string, channelId: string, parentId: string | undefined): boolean {
+  if (ctx.allowedGuilds && !ctx.allowedGuilds.includes(guildId)) return false;
+  return !ctx.allowedChannels || ctx.allowedChannels.includes(channelId) || (parentId !== undefined && ctx.allowedChannels.includes(parentId));
+}
+
 async function handleSlashCommand(interaction: ChatInputCommandInteraction, ctx: InteractionContext): Promise<void> {
   const command = SLASH_COMMANDS.find((c) => c.name === interaction.commandName);
   if (!command) {
     await interaction.reply(ephemeral(`Unknown command /${interaction.commandName}.`));
     return;
   }
-  await interaction.reply(ephemeral(`/${command.name} received.`));
   const channel = interaction.channel;
   const inThread = channel?.isThread() ?? false;
   const isDm = !interaction.guildId;
+  if (!isDm && !served(ctx, interaction.guildId!, interaction.channelId, inThread && channel?.isThread() ? (channel.parentId ?? undefined) : undefined)) {
+    await interaction.reply(ephemeral("I don't work in this channel; ask where I'm set up to answer."));
+    return;
+  }
+  await interaction.reply(ephemeral(`/${command.name} received.`));
   const account = ctx.account ? { account: ctx.account } : {};
   const parentId = inThread && channel?.isThread() ? (channel.parentId ?? interaction.channelId) : interaction.channelId;
   await ctx.sink.message(

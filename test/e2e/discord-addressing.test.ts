@@ -62,6 +62,18 @@ describe("Discord: which server messages the bot answers", () => {
     await waitUntil(() => expect(botTexts(thread)).toContain("third answer"), { timeout: 15_000 });
   }, 60_000);
 
+  it("refuses a slash command in a channel outside allowedChannels, saying so to its sender only", async () => {
+    model = await startOpenAIEmulator();
+    discord = await startDiscordEmulator();
+    const cfg = path.join(mkdtempSync(path.join(tmpdir(), "gh-discord-cfg-")), "config.json");
+    writeFileSync(cfg, JSON.stringify({ discord: { registerSlashCommands: true, allowedChannels: ["999999999999999999"] } }));
+    await started(startBotProcess(env({ GATEHOUSE_CONFIG: cfg })));
+    const interaction = await discord.slashCommand({ channelId: discord.textChannelId, userId: USER, name: "help" });
+    await discord.interactionSettled(interaction, 4000, 1000);
+    expect(interaction.responses.map((r) => r.content)).toEqual(["I don't work in this channel; ask where I'm set up to answer."]);
+    expect(botTexts(discord.textChannelId)).toBe("");
+  }, 40_000);
+
   it("still leaves a user's thread it never answered in to the people in it", async () => {
     model = await startOpenAIEmulator();
     discord = await startDiscordEmulator();
