@@ -34,6 +34,23 @@ export function stripBotMention(text: string, botId: string, botRoleId?: string)
   return text.replace(new RegExp(`<@!?${botId}>${role}`, "g"), "").replace(/[ \t]{2,}/g, " ").trim();
 }
 
+/**
+ * Why the allowlists leave this server channel (or thread, by its parent) unserved, or undefined
+ * when it is served.
+ */
+export function notServed(
+  allow: { allowedGuilds?: string[]; allowedChannels?: string[] },
+  guildId: string,
+  channelId: string,
+  parentId: string | undefined,
+): string | undefined {
+  if (allow.allowedGuilds && !allow.allowedGuilds.includes(guildId)) return "server not in allowedGuilds";
+  if (allow.allowedChannels && !allow.allowedChannels.includes(channelId) && !(parentId && allow.allowedChannels.includes(parentId))) {
+    return "channel not in allowedChannels";
+  }
+  return undefined;
+}
+
 /** Reads a message; returns the envelope, or the reason it is dropped (for the debug log). */
 export function readMessage(message: Message, ctx: InboundContext): InboundResult {
   if (message.author.bot || message.webhookId) return { skip: "from a bot or webhook" };
@@ -43,10 +60,8 @@ export function readMessage(message: Message, ctx: InboundContext): InboundResul
   if (isDm && !ctx.allowDirectMessages) return { skip: "direct messages are switched off" };
   const parentId = channel.isThread() ? channel.parentId ?? undefined : undefined;
   if (!isDm) {
-    if (ctx.allowedGuilds && !ctx.allowedGuilds.includes(message.guildId!)) return { skip: "server not in allowedGuilds" };
-    if (ctx.allowedChannels && !ctx.allowedChannels.includes(message.channelId) && !(parentId && ctx.allowedChannels.includes(parentId))) {
-      return { skip: "channel not in allowedChannels" };
-    }
+    const refused = notServed(ctx, message.guildId!, message.channelId, parentId);
+    if (refused) return { skip: refused };
   }
 
   // Typing @Bot in a server often inserts the bot's managed role (<@&role>) rather than the user.

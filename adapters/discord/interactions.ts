@@ -14,6 +14,7 @@ import type { LruMap } from "../../src/lru-map.ts";
 import type { InboundSink } from "../../src/ports.ts";
 import { SLASH_COMMANDS } from "./commands.ts";
 import { handleMessageButtonClick } from "./message-buttons.ts";
+import { notServed } from "./inbound.ts";
 import { showReasonModal, submittedReason } from "./reason-modal.ts";
 
 export interface InteractionContext {
@@ -135,12 +136,6 @@ async function decideAndAnswer(interaction: ButtonInteraction | ModalSubmitInter
   }
 }
 
-/** Whether the allowlists let the bot serve this server channel (or thread, by its parent). */
-function served(ctx: InteractionContext, guildId: string, channelId: string, parentId: string | undefined): boolean {
-  if (ctx.allowedGuilds && !ctx.allowedGuilds.includes(guildId)) return false;
-  return !ctx.allowedChannels || ctx.allowedChannels.includes(channelId) || (parentId !== undefined && ctx.allowedChannels.includes(parentId));
-}
-
 async function handleSlashCommand(interaction: ChatInputCommandInteraction, ctx: InteractionContext): Promise<void> {
   const command = SLASH_COMMANDS.find((c) => c.name === interaction.commandName);
   if (!command) {
@@ -150,7 +145,8 @@ async function handleSlashCommand(interaction: ChatInputCommandInteraction, ctx:
   const channel = interaction.channel;
   const inThread = channel?.isThread() ?? false;
   const isDm = !interaction.guildId;
-  if (!isDm && !served(ctx, interaction.guildId!, interaction.channelId, inThread && channel?.isThread() ? (channel.parentId ?? undefined) : undefined)) {
+  const threadParent = channel?.isThread() ? (channel.parentId ?? undefined) : undefined;
+  if (!isDm && notServed(ctx, interaction.guildId!, interaction.channelId, threadParent)) {
     await interaction.reply(ephemeral("I don't work in this channel; ask where I'm set up to answer."));
     return;
   }

@@ -6,16 +6,16 @@
 import { RateLimitedError, MessageRejectedError } from "../../src/ports.ts";
 
 /**
- * A Web API failure with Slack's codes kept: `code` is the SDK's kind (`slack_webapi_platform_error`
- * for a refusal, `slack_webapi_request_error` for a network failure) and `slackError` Slack's own
- * reason (`channel_not_found`, `not_in_channel`). The delivery queue classifies by `code`.
- */
-/**
  * Errors Slack sends in a 200 body for trouble on its side ("likely due to a transient issue on our
  * end"). Not `fatal_error`: Slack says the request may have partly succeeded, so a retry could post twice.
  */
 const PASSING_ERRORS = new Set(["internal_error", "service_unavailable", "request_timeout"]);
 
+/**
+ * A Web API failure with Slack's codes kept: `code` is the SDK's kind (`slack_webapi_platform_error`
+ * for a refusal, `slack_webapi_request_error` for a network failure) and `slackError` Slack's own
+ * reason (`channel_not_found`, `not_in_channel`). The delivery queue classifies by `code` and `transient`.
+ */
 export class SlackApiError extends Error {
   readonly code: string | undefined;
   readonly slackError: string | undefined;

@@ -261,13 +261,6 @@ async function withRequestController<T>(callerSignal: AbortSignal | undefined, r
 }
 
 /**
- * The SDK's client, with the request's signal passed to fetch by a listener on the SDK's own
- * per-attempt controller rather than composed with `AbortSignal.any`. Node keeps a composed signal
- * that fetch listens on (with all it references) until it aborts, so every request would have to
- * end with an abort, which costs more than the request's own signal handling. The signal given
- * here must be the request's own (withRequestController's): the listener lives as long as it does.
- */
-/**
  * OpenAI answers an account out of credit with a 429 (`insufficient_quota`), which the SDK would
  * retry as a rate limit; the response is marked (`x-should-retry: false`, a header the SDK obeys) so
  * that it fails at once.
@@ -283,6 +276,13 @@ function quotaIsFinal(inner: typeof fetch): typeof fetch {
   };
 }
 
+/**
+ * The SDK's client, with the request's signal passed to fetch by a listener on the SDK's own
+ * per-attempt controller rather than composed with `AbortSignal.any`. Node keeps a composed signal
+ * that fetch listens on (with all it references) until it aborts, so every request would have to
+ * end with an abort, which costs more than the request's own signal handling. The signal given
+ * here must be the request's own (withRequestController's): the listener lives as long as it does.
+ */
 class ModelSdk extends OpenAI {
   override fetchWithTimeout(...[url, init, ms, controller]: Parameters<OpenAI["fetchWithTimeout"]>): Promise<Response> {
     const signal = init?.signal;
