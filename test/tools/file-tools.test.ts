@@ -84,6 +84,25 @@ describe("read_file", () => {
     expect(result.output).toMatch(/big\.txt is 5000 bytes; showing the first 1000\. Pass startLine\/endLine/);
   });
 
+  it("reads from a file that is one enormous line: the head of the line, and where to go next", async () => {
+    await writeFile(path.join(box.workspace, "minified.json"), `{"a":"${"é".repeat(4_000_000)}"}\nsecond line\n`);
+    const result = await call(readFileTool({ maxBytes: 1001 }), { path: "minified.json", startLine: 1, endLine: 2 });
+    expect(result.success).toBe(true);
+    const [head, note] = result.output.split("\n");
+    expect(head).toBe(`{"a":"${"é".repeat(497)}`);
+    expect(note).toBe("[line 1 is longer than the output cap of 1001 bytes; showing its first 1000 bytes. Continue with startLine 2, or use the shell to read inside the line]");
+    expect(await call(readFileTool({ maxBytes: 1001 }), { path: "minified.json", startLine: 2 })).toEqual({ success: true, output: "second line" });
+  });
+
+  it("stops a line range at the cap on a line boundary, and says where to continue", async () => {
+    const lines = Array.from({ length: 100 }, (_, i) => `line ${String(i + 1).padStart(3, "0")}`).join("\r\n");
+    await writeFile(path.join(box.workspace, "crlf.txt"), `${lines}\r\n`);
+    const result = await call(readFileTool({ maxBytes: 40 }), { path: "crlf.txt", startLine: 5 });
+    expect(result.output).toBe("line 005\nline 006\nline 007\nline 008\n[output cap of 40 bytes reached; continue with startLine 9]");
+    expect((await call(readFileTool(), { path: "crlf.txt", startLine: 100 })).output).toBe("line 100");
+    expect((await call(readFileTool(), { path: "crlf.txt", startLine: 101 })).error).toBe("crlf.txt has only 100 lines; startLine 101 is past the end");
+  });
+
   it("refuses to read /etc/passwd through a symlink", async () => {
     await symlink("/etc/passwd", path.join(box.workspace, "passwd"));
     const result = await call(readFileTool(), { path: "passwd" });

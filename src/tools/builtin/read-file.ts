@@ -5,7 +5,6 @@
  * when the turn is cancelled.
  */
 import type { FileHandle } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { Tool, ToolResult } from "../tool.ts";
 import { failed, succeeded } from "../result.ts";
@@ -84,35 +83,72 @@ async function readHead(handle: FileHandle, size: number, maxBytes: number, show
   return succeeded(`${text}\n[${shown} is ${size} bytes; showing the first ${bytesRead}. Pass startLine/endLine to read further.]`);
 }
 
+/**
+ * Lines `startLine`..`endLine`, scanned in chunks straight from the file: no more than the cap is
+ * ever held, so a file that is one enormous line (minified JSON, a log without newlines) is read
+ * as safely as a short one. A single line over the cap is returned cut, and says so.
+ */
 async function readLines(handle: FileHandle, args: ReadFileArgs, maxBytes: number, signal: AbortSignal): Promise<ToolResult> {
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Number.POSITIVE_INFINITY;
-  const stream = handle.createReadStream({ encoding: "utf8", signal, start: 0, autoClose: false, highWaterMark: CHUNK });
-  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  const picked: string[] = [];
-  let bytes = 0;
-  let lineNo = 0;
-  let cutAt: number | undefined;
-  try {
-    for await (const line of lines) {
-      lineNo++;
-      if (lineNo < start) continue;
-      if (lineNo > end) break;
-      bytes += Buffer.byteLength(line) + 1;
-      if (bytes > maxBytes) {
-        cutAt = lineNo;
-        break;
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  const out = Buffer.allocUnsafe(maxBytes);
+  let used = 0;
+  let lineStartsAt = 0;
+  let lineNo = 1;
+  let picked = 0;
+  let position = 0;
+  let lastByte = 10;
+  let overflow: "between-lines" | "within-line" | undefined;
+  scan: for (;;) {
+    signal.throwIfAborted();
+    const { bytesRead } = await handle.read(chunk, 0, CHUNK, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    lastByte = chunk[bytesRead - 1]!;
+    const data = chunk.subarray(0, bytesRead);
+    let from = 0;
+    while (from < data.length) {
+      if (lineNo > end) break scan;
+      const newline = data.indexOf(10, from);
+      const stop = newline === -1 ? data.length : newline;
+      if (lineNo >= start) {
+        const room = maxBytes - used;
+        if (stop - from > room || (newline !== -1 && stop - from === room)) {
+          if (picked > 0) {
+            overflow = "between-lines";
+            used = lineStartsAt;
+          } else {
+            overflow = "within-line";
+            let take = Math.min(room, stop - from);
+            while (take > 0 && (data[from + take]! & 0xc0) === 0x80) take--;
+            data.copy(out, used, from, from + take);
+            used += take;
+          }
+          break scan;
+        }
+        data.copy(out, used, from, stop);
+        used += stop - from;
       }
-      picked.push(line);
+      if (newline === -1) break;
+      if (lineNo >= start) {
+        out[used++] = 10;
+        picked++;
+        lineStartsAt = used;
+      }
+      lineNo++;
+      from = newline + 1;
     }
-  } finally {
-    lines.close();
-    stream.destroy();
   }
   signal.throwIfAborted();
-  if (picked.length === 0 && cutAt === undefined) return failed(`${args.path} has only ${lineNo} lines; startLine ${start} is past the end`);
-  const text = picked.join("\n");
-  if (cutAt !== undefined) return succeeded(`${text}\n[output cap of ${maxBytes} bytes reached; continue with startLine ${cutAt}]`);
+  if (overflow === undefined && lastByte !== 10 && lineNo >= start && lineNo <= end) picked++;
+  const total = lastByte === 10 ? lineNo - 1 : lineNo;
+  if (picked === 0 && overflow === undefined) return failed(`${args.path} has only ${total} lines; startLine ${start} is past the end`);
+  const text = out.toString("utf8", 0, used).replace(/\r?\n$/, "").replace(/\r\n/g, "\n");
+  if (overflow === "between-lines") return succeeded(`${text}\n[output cap of ${maxBytes} bytes reached; continue with startLine ${lineNo}]`);
+  if (overflow === "within-line") {
+    return succeeded(`${text}\n[line ${lineNo} is longer than the output cap of ${maxBytes} bytes; showing its first ${used} bytes. Continue with startLine ${lineNo + 1}, or use the shell to read inside the line]`);
+  }
   return succeeded(text);
 }
 
