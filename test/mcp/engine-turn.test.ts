@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryChannel, MEMORY_ROOM } from "../support/memory-channel.ts";
 import { startTestBot, type TestBot } from "../support/bot.ts";
+import { fileURLToPath } from "node:url";
 import { FIXTURE_SERVER } from "./helpers.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { McpConfigSchema } from "../../src/tools/mcp/schema.ts";
@@ -42,6 +43,25 @@ describe("MCP tools in a full turn", () => {
     expect(toolNames(fx, 0)).toEqual(expect.arrayContaining(["fx__echo", "fx__add"]));
     expect(lastTool(fx, 1)).toBe("hello from mcp");
     expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text).join("\n")).toMatch(/✅ fx__echo/);
+  });
+
+  it("answers though a server publishes a schema OpenAI refuses (array without items, draft-3 required)", async () => {
+    const loose = fileURLToPath(new URL("./fixtures/loose-schema-server.ts", import.meta.url));
+    const { channel, fx } = await mcpBot({ servers: { fx: { command: process.execPath, args: [loose], readOnly: true } } });
+    fx.model.script({ toolCalls: [{ name: "fx__tag", arguments: '{"issue":7,"labels":["bug"]}' }] }, { text: "tagged it" });
+    const env = await channel.say("tag issue 7 as a bug");
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("tagged it"));
+    expect(lastTool(fx, 1)).toBe('tagged {"issue":7,"labels":["bug"]}');
+    const offered = (fx.model.requests[0]!.body.tools as Array<{ function: { name: string; parameters: unknown } }>).find((t) => t.function.name === "fx__tag");
+    expect(offered!.function.parameters).toEqual({
+      type: "object",
+      required: ["issue"],
+      properties: {
+        issue: { type: "integer" },
+        labels: { type: "array", description: "labels to add", items: {} },
+        matrix: { type: "array", items: { type: "array", items: {} } },
+      },
+    });
   });
 
   it("asks for approval before a prompt-required MCP tool runs", async () => {

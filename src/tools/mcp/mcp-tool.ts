@@ -1,12 +1,13 @@
 /**
  * Wraps one tool an MCP server lists as a Gatehouse Tool: named `<server>__<tool>`, owned by
- * `mcp:<server>`, offered to the model with the server's own JSON schema, with a risk from the
+ * `mcp:<server>`, offered to the model with the server's own JSON schema (repaired where endpoints refuse it, offered-schema.ts), with a risk from the
  * config or else the tool's annotations (risk.ts), its progress reports passed to the call's
  * progress line, and the server's questions and sampling requests passed to the call's turn.
  */
 import { z } from "zod";
 import type { AnyTool, ToolContext } from "../tool.ts";
 import type { McpServerConnection, McpToolListing } from "./connection.ts";
+import { offeredSchema } from "./offered-schema.ts";
 import { mcpToolRisk } from "./risk.ts";
 
 /** Separates server and tool in an MCP tool's name. */
@@ -43,12 +44,6 @@ export function createMcpTool(connection: McpServerConnection, listing: McpToolL
     hint: (args: Record<string, unknown>) => shortHint(args),
     execute: (args: Record<string, unknown>, ctx: ToolContext) => connection.call(listing.name, args ?? {}, ctx),
   };
-}
-
-/** Some model endpoints reject a `$schema` keyword inside function parameters. */
-function offeredSchema(inputSchema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = inputSchema;
-  return { type: "object", ...schema };
 }
 
 function shortHint(args: Record<string, unknown>): string {

@@ -99,7 +99,52 @@ export function requestProblem(body: ChatRequestBody): string | null {
       if (typeof name !== "string" || !TOOL_NAME.test(name)) {
         return `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
       }
+      const parameters = (t.function as { parameters?: unknown }).parameters;
+      if (parameters !== undefined) {
+        const problem = schemaProblem(parameters);
+        if (problem) return `Invalid schema for function '${name}': ${problem}`;
+      }
     }
   }
   return null;
+}
+
+/**
+ * Why OpenAI's endpoint refuses a function's parameters schema (code invalid_function_parameters),
+ * for the faults MCP servers commonly publish; null when none of them is present.
+ */
+function schemaProblem(root: unknown): string | null {
+  if (typeof root !== "object" || root === null || (root as { type?: unknown }).type !== "object") {
+    return `schema must be a JSON Schema of 'type: "object"', got 'type: ${JSON.stringify((root as { type?: unknown } | null)?.type ?? null)}'.`;
+  }
+  const walk = (node: unknown, context: string[]): string | null => {
+    if (typeof node !== "object" || node === null || Array.isArray(node)) return null;
+    const schema = node as Record<string, unknown>;
+    const where = `In context=(${context.map((c) => `'${c}'`).join(", ")}${context.length === 1 ? "," : ""})`;
+    if ("required" in schema && !Array.isArray(schema.required)) return `${schema.required === true ? "True" : JSON.stringify(schema.required)} is not of type 'array'.`;
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (types.includes("array") && !("items" in schema)) return `${where}, array schema missing items.`;
+    for (const key of ["properties", "$defs", "definitions"]) {
+      const map = schema[key];
+      if (typeof map !== "object" || map === null) continue;
+      for (const [name, child] of Object.entries(map)) {
+        const found = walk(child, [...context, key, name]);
+        if (found) return found;
+      }
+    }
+    for (const key of ["items", "additionalProperties"]) {
+      const found = walk(schema[key], [...context, key]);
+      if (found) return found;
+    }
+    for (const key of ["anyOf", "oneOf", "allOf"]) {
+      const list = schema[key];
+      if (!Array.isArray(list)) continue;
+      for (const [i, child] of list.entries()) {
+        const found = walk(child, [...context, key, String(i)]);
+        if (found) return found;
+      }
+    }
+    return null;
+  };
+  return walk(root, []);
 }
