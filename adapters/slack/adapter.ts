@@ -23,6 +23,7 @@ import { handleMessageButtonClick } from "./message-buttons.ts";
 import { handleReasonSubmission, REASON_MODAL_CALLBACK } from "./reason-modal.ts";
 import { rememberCardTools } from "../card-tools.ts";
 import { handleSlashCommand } from "./slash-command.ts";
+import { CommandReplies } from "./command-replies.ts";
 import { ackUnusedPayloads, ackUntypedPayloads } from "./unused-payloads.ts";
 
 /** What Slack can do, as the engine and delivery see it. */
@@ -57,9 +58,10 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
   const clientOptions = () => ({ slackApiUrl: apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: boltLogger(log) });
   const client = new webApi.WebClient(options.botToken, clientOptions());
   const threads = new BotThreads();
+  const commandReplies = new CommandReplies();
   const users = new SlackUserDirectory(client, log);
   const port = {
-    ...createSlackPort({ client, threads, log, workingStatus: options.workingStatus ?? "is working…" }),
+    ...createSlackPort({ client, threads, log, commandReplies, workingStatus: options.workingStatus ?? "is working…" }),
     ...createSlackApproverGroups({ client, log }),
   };
   const cardTools = rememberCardTools(port);
@@ -118,7 +120,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): SlackChannelAd
     const commandName = options.slashCommand ?? "/gatehouse";
     a.use(ackUnusedPayloads(commandName, log));
     a.command(commandName, async ({ ack, body }) => {
-      await handleSlashCommand(body, ack, { channel, account: options.account, commandName, log, sink: () => sink, capabilities: SLACK_CAPABILITIES });
+      await handleSlashCommand(body, ack, { channel, account: options.account, commandName, log, sink: () => sink, capabilities: SLACK_CAPABILITIES, replies: commandReplies });
     });
     a.error(async (err) => {
       log.warn({ err: err.message }, "slack listener error");

@@ -13,7 +13,8 @@ import { scrubSecrets } from "../../src/observe/scrub.ts";
 import { LruMap } from "../../src/lru-map.ts";
 import { escapeSlackText, markdownToMrkdwn } from "./mrkdwn.ts";
 import { approvalCardBlocks, approvalFallbackText, resolvedCardBlocks } from "./card-blocks.ts";
-import { toPortError } from "./errors.ts";
+import { SlackApiError, toPortError } from "./errors.ts";
+import { answerPrivately, NOT_A_MEMBER, type CommandReplies } from "./command-replies.ts";
 import { messageBlocks } from "./message-buttons.ts";
 
 /**
@@ -55,6 +56,8 @@ export interface SlackPortDeps {
   threads: BotThreads;
   log: Logger;
   workingStatus: string;
+  /** Response URLs of recent slash commands: their answer's way out of conversations the bot is not in. */
+  commandReplies?: CommandReplies;
   /** Let Slack unfurl links in the bot's messages (default off: an unfurl fetches whatever URL the model wrote). */
   linkPreviews?: boolean;
 }
@@ -119,8 +122,18 @@ export function createSlackPort(deps: SlackPortDeps): OutboundPort {
 
   return {
     async send(target, message): Promise<SentMessage> {
-      const res = await call("chat.postMessage", () =>
-        client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), ...withButtons(message), ...unfurl }));
+      let res: Awaited<ReturnType<typeof client.chat.postMessage>>;
+      try {
+        res = await call("chat.postMessage", () =>
+          client.chat.postMessage({ channel: target.conversationId, thread_ts: target.threadId, text: render(message), ...withButtons(message), ...unfurl }));
+      } catch (err) {
+        // The answer to a slash command run where the bot is not a member goes back privately.
+        const notMember = err instanceof SlackApiError && err.slackError !== undefined && NOT_A_MEMBER.has(err.slackError);
+        const url = notMember && !target.threadId ? deps.commandReplies?.take(target.conversationId) : undefined;
+        if (!url) throw err;
+        await answerPrivately(url, render(message));
+        return { id: `response_url:${Date.now()}` };
+      }
       posted(target, res.ts!);
       return { id: res.ts! };
     },

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Logger } from "pino";
 import { BotCommandSchema, parseEnvelope, parseBotCommand, type ChannelCapabilities } from "../../src/envelope.ts";
 import type { InboundSink } from "../../src/ports.ts";
+import type { CommandReplies } from "./command-replies.ts";
 import { conversationKindOf } from "./inbound.ts";
 
 /** Shown (ephemeral) when a slash command arrives without the user or channel it came from. */
@@ -27,6 +28,7 @@ const SlashCommandSchema = z.object({
   // A bare `/gatehouse` may arrive with the text missing altogether: an empty subcommand.
   text: z.string().nullish(),
   trigger_id: z.string().nullish(),
+  response_url: z.string().url().nullish().catch(undefined),
 });
 
 export interface SlashCommandDeps {
@@ -37,6 +39,8 @@ export interface SlashCommandDeps {
   capabilities: ChannelCapabilities;
   log: Logger;
   sink: () => InboundSink | undefined;
+  /** Keeps each command's response_url, for answering where the bot cannot post. */
+  replies?: CommandReplies;
 }
 
 type Ack = (response?: { response_type?: "ephemeral"; text: string }) => Promise<void>;
@@ -63,6 +67,7 @@ export async function handleSlashCommand(body: unknown, ack: Ack, deps: SlashCom
     const sink = deps.sink();
     if (!sink) return await tell(NOT_READY);
     await ack();
+    if (b.response_url) deps.replies?.remember(b.channel_id, b.response_url);
     await sink.message(parseEnvelope({
       id: `${b.channel_id}:cmd:${b.trigger_id || randomUUID()}`,
       channel: deps.channel,

@@ -38,4 +38,18 @@ describe("the /gatehouse slash command", () => {
       { timeout: 5000 },
     );
   });
+
+  it("answers privately, through the command's response_url, where the bot cannot post: a DM between two people, a channel it has not joined", async () => {
+    harness = await createSlackHarness({ emulator: { channelsWithoutBot: ["C0RANDOM"] } });
+    fixture = await startTestBot({ adapters: [harness.adapter] });
+    const emulator = harness.emulator;
+
+    await emulator.slashCommand("D0ALICEBOB", ALICE, "/gatehouse", "status");
+    await waitUntil(() => expect(emulator.world.ephemerals).toEqual([expect.objectContaining({ channel: "D0ALICEBOB", user: ALICE, via: "response_url", text: "Idle: nothing is running here." })]), { timeout: 5000 });
+
+    await emulator.slashCommand("C0RANDOM", ALICE, "/gatehouse", "new");
+    await waitUntil(() => expect(emulator.world.ephemerals.map((e) => e.channel)).toEqual(["D0ALICEBOB", "C0RANDOM"]), { timeout: 5000 });
+    expect(emulator.world.calls.filter((c) => c.method === "chat.postMessage").map((c) => c.result)).toEqual(["channel_not_found", "not_in_channel"]);
+    expect(emulator.messagesIn("C0RANDOM")).toEqual([]);
+  });
 });

@@ -80,6 +80,12 @@ export interface WorkspaceOptions {
   users?: EmulatedUser[];
   /** Channel ids besides the defaults (`C0GENERAL`, and one DM per user: `D<userId>`). */
   channels?: string[];
+  /**
+   * Public channels the bot has not joined: people post and run commands there, and the bot's own
+   * chat.postMessage is refused with `not_in_channel` (an id in neither list is a conversation the
+   * bot cannot see at all, such as a DM between two people: `channel_not_found`).
+   */
+  channelsWithoutBot?: string[];
   /** Bot scopes the app was granted (default: every bot scope in adapters/slack/manifest.json). */
   scopes?: string[];
   /** chat.update calls the workspace accepts in any minute before answering 429 (default 50: Tier 3). */
@@ -98,6 +104,7 @@ export class SlackWorld {
   scopes: string[];
   readonly users = new Map<string, EmulatedUser>();
   readonly channels = new Set<string>();
+  readonly channelsWithoutBot = new Set<string>();
   readonly messages: EmulatedMessage[] = [];
   readonly ephemerals: EmulatedEphemeral[] = [];
   readonly calls: RecordedCall[] = [];
@@ -136,6 +143,7 @@ export class SlackWorld {
     }
     this.channels.add("C0GENERAL");
     for (const c of options.channels ?? []) this.channels.add(c);
+    for (const c of options.channelsWithoutBot ?? []) this.channelsWithoutBot.add(c);
   }
 
   /** A fresh, strictly increasing Slack timestamp ("1712345678.000100"). */

@@ -105,6 +105,7 @@ function runMethod(world: SlackWorld, method: string, args: Args, kind: TokenKin
     case "chat.postMessage": {
       const a = MessageArgs.safeParse(args);
       if (!a.success) return fail(args.channel ? "invalid_arguments" : "channel_not_found");
+      if (world.channelsWithoutBot.has(a.data.channel)) return fail("not_in_channel");
       if (!world.channels.has(a.data.channel)) return fail("channel_not_found");
       const bad = contentProblem(a.data);
       if (bad) return bad;
