@@ -110,8 +110,9 @@ export interface OutboundPort {
   permalink?(target: ReplyTarget, messageId: string): Promise<string | undefined>;
   /**
    * Whether `userId` belongs to one of the groups or roles `of` names, or administers `conversationId`
-   * when `of.chatAdmins` (approver rules). Answers from a short-lived cache; false when the platform
-   * cannot tell.
+   * when `of.chatAdmins` (approver rules). Answers from a short-lived cache. Rejects with an
+   * ApproverCheckError when the platform could not be asked (an outage, a rate limit): "not an
+   * approver" would tell a real approver they may not decide.
    */
   isApprover?(conversationId: string, userId: string, of: ApproverGroups): Promise<boolean>;
   /** Of the groups and roles `of` names, those the platform does not know (a rule naming one is refused at start). */
@@ -254,4 +255,12 @@ export interface PromptOptions {
    * left open (the store keeps it, and the next start asks it again) rather than answered "".
    */
   keep?: boolean;
+}
+
+/** The platform could not say whether someone is an approver (see OutboundPort.isApprover). */
+export class ApproverCheckError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ApproverCheckError";
+  }
 }

@@ -4,11 +4,11 @@
  * owner has every permission). Discord has no user groups, so every group an approver rule names is
  * unknown here. The member is fetched fresh from the API (the bot has no Server Members intent, so
  * a cached member goes stale) and kept for a minute, so a burst of clicks makes one call; a failed
- * lookup means "not an approver" and is not kept.
+ * lookup is not kept, and rejects with ApproverCheckError (the person is asked to try again).
  */
-import { PermissionFlagsBits, type Client } from "discord.js";
+import { DiscordAPIError, PermissionFlagsBits, RESTJSONErrorCodes, type Client } from "discord.js";
 import type { Logger } from "pino";
-import type { ApproverGroups, OutboundPort } from "../../src/ports.ts";
+import { ApproverCheckError, type ApproverGroups, type OutboundPort } from "../../src/ports.ts";
 import { LruMap } from "../../src/lru-map.ts";
 import { scrubSecrets } from "../../src/observe/scrub.ts";
 
@@ -39,7 +39,7 @@ export function createDiscordApproverGroups(
   log: Logger,
   options: DiscordApproverGroupsOptions = {},
 ): Required<Pick<OutboundPort, "isApprover" | "unknownApproverGroups">> {
-  // undefined: the channel is not in a server (a DM), where nobody holds a role.
+  // undefined: the channel is not in a server (a DM), or the user is not in it: nobody there holds a role.
   const members = new LruMap<string, Promise<MemberStanding | undefined>>({
     max: CACHED_MEMBERS, ttlMs: options.ttlMs ?? CACHE_TTL_MS, ...(options.now ? { now: options.now } : {}),
   });
@@ -47,7 +47,14 @@ export function createDiscordApproverGroups(
   async function lookUp(c: Client, channelId: string, userId: string): Promise<MemberStanding | undefined> {
     const channel = await c.channels.fetch(channelId);
     if (!channel || channel.isDMBased()) return undefined;
-    const member = await channel.guild.members.fetch({ user: userId, force: true });
+    let member;
+    try {
+      member = await channel.guild.members.fetch({ user: userId, force: true });
+    } catch (err) {
+      // Someone who is not in the server holds none of its roles: a definite no.
+      if (err instanceof DiscordAPIError && err.code === RESTJSONErrorCodes.UnknownMember) return undefined;
+      throw err;
+    }
     return { roles: new Set(member.roles.cache.keys()), administrator: member.permissions.has(PermissionFlagsBits.Administrator) };
   }
 
@@ -70,15 +77,15 @@ export function createDiscordApproverGroups(
       if (of.roles.length === 0 && !of.chatAdmins) return false;
       const c = client();
       if (!c?.isReady()) {
-        log.warn({ userId }, "discord approver check before the channel is connected; not counted as an approver");
-        return false;
+        log.warn({ userId }, "discord approver check before the channel is connected");
+        throw new ApproverCheckError("Discord is not connected");
       }
       let standing: MemberStanding | undefined;
       try {
         standing = await standingOf(c, conversationId, userId);
       } catch (err) {
-        log.warn({ conversationId, userId, err: errorText(err) }, "discord approver check failed; not counted as an approver");
-        return false;
+        log.warn({ conversationId, userId, err: errorText(err) }, "discord approver check failed");
+        throw new ApproverCheckError(`Discord did not answer: ${errorText(err)}`);
       }
       if (!standing) return false;
       return of.roles.some((role) => standing.roles.has(role)) || (of.chatAdmins && standing.administrator);

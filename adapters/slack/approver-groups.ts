@@ -2,11 +2,11 @@
  * Who may approve on Slack besides named people: members of user groups (`S…` ids, through
  * usergroups.users.list) and workspace admins and owners (users.info). Slack has no roles, so every
  * role an approver rule names is unknown here. Answers are cached for a minute, so a burst of
- * clicks on one card makes one Web API call; a failed call means "not an approver" and is not cached.
+ * clicks on one card makes one Web API call; a failed call is not cached, and without another check saying yes the answer is an ApproverCheckError.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
-import type { ApproverGroups, OutboundPort } from "../../src/ports.ts";
+import { ApproverCheckError, type ApproverGroups, type OutboundPort } from "../../src/ports.ts";
 import { LruMap } from "../../src/lru-map.ts";
 import { scrubSecrets } from "../../src/observe/scrub.ts";
 import { slackErrorCode, toPortError } from "./errors.ts";
@@ -45,24 +45,26 @@ export function createSlackApproverGroups(deps: SlackApproverGroupsDeps): Requir
   const members = new LruMap<string, Promise<ReadonlySet<string>>>({ max: CACHED_GROUPS, ...cacheOptions });
   const admins = new LruMap<string, Promise<boolean>>({ max: CACHED_USERS, ...cacheOptions });
 
-  /** Runs one check; a platform failure is logged and reads as "no". */
-  const orNo = async (method: string, check: () => Promise<boolean>, context: Record<string, string>): Promise<boolean> => {
+  /** Runs one check; a platform failure is logged and reads as "could not tell". */
+  const orUnknown = async (method: string, check: () => Promise<boolean>, context: Record<string, string>): Promise<boolean | "unknown"> => {
     try {
       return await check();
     } catch (err) {
-      log.warn({ method, ...context, err: scrubSecrets(toPortError(err, method).message) }, "slack approver check failed; not counted as an approver");
-      return false;
+      // A group Slack does not know (or has disabled) has no members: a definite no.
+      if (slackErrorCode(err) === "no_such_subteam") return false;
+      log.warn({ method, ...context, err: scrubSecrets(toPortError(err, method).message) }, "slack approver check failed");
+      return "unknown";
     }
   };
 
   const inGroup = (group: string, userId: string) =>
-    orNo("usergroups.users.list", async () => {
+    orUnknown("usergroups.users.list", async () => {
       const users = await cachedLookup(members, group, async () => new Set((await client.usergroups.users.list({ usergroup: group })).users ?? []));
       return users.has(userId);
     }, { group });
 
   const isAdmin = (userId: string) =>
-    orNo("users.info", () => cachedLookup(admins, userId, async () => {
+    orUnknown("users.info", () => cachedLookup(admins, userId, async () => {
       const user = (await client.users.info({ user: userId })).user;
       return Boolean(user?.is_admin || user?.is_owner);
     }), { userId });
@@ -71,7 +73,11 @@ export function createSlackApproverGroups(deps: SlackApproverGroupsDeps): Requir
     async isApprover(_conversationId: string, userId: string, of: ApproverGroups): Promise<boolean> {
       const checks = [...new Set(of.groups)].map((group) => inGroup(group, userId));
       if (of.chatAdmins) checks.push(isAdmin(userId));
-      return (await Promise.all(checks)).some(Boolean);
+      const answers = await Promise.all(checks);
+      if (answers.includes(true)) return true;
+      // One "yes" is enough; without one, a check that could not be made leaves the answer open.
+      if (answers.includes("unknown")) throw new ApproverCheckError("Slack did not answer");
+      return false;
     },
 
     async unknownApproverGroups(of: ApproverGroups): Promise<string[]> {

@@ -2,12 +2,12 @@
  * Who may approve on Telegram besides named people: the administrators of the chat (getChatMember
  * status `creator` or `administrator`). A private chat has no administrators, and Telegram has
  * neither user groups nor roles, so every group or role an approver rule names is unknown here.
- * Answers are cached for a minute, so a burst of clicks makes one call; a failed call means "not an
- * approver" and is not cached.
+ * Answers are cached for a minute, so a burst of clicks makes one call. Telegram's 400 (no such user
+ * or chat) is a definite no; any other failure is not cached and rejects with ApproverCheckError.
  */
-import type { Api } from "grammy";
+import { GrammyError, type Api } from "grammy";
 import type { Logger } from "pino";
-import type { ApproverGroups, OutboundPort } from "../../src/ports.ts";
+import { ApproverCheckError, type ApproverGroups, type OutboundPort } from "../../src/ports.ts";
 import { LruMap } from "../../src/lru-map.ts";
 import { scrubSecrets } from "../../src/observe/scrub.ts";
 
@@ -54,8 +54,14 @@ export function createTelegramApproverGroups(deps: TelegramApproverGroupsDeps): 
       try {
         return await isChatAdmin(conversationId, Number(userId));
       } catch (err) {
-        log.warn({ conversationId, userId, err: scrubSecrets(err instanceof Error ? err.message : String(err)) }, "telegram approver check failed; not counted as an approver");
-        return false;
+        // "user not found", "chat not found": nobody Telegram does not know there administers it.
+        if (err instanceof GrammyError && err.error_code === 400) {
+          log.info({ conversationId, userId, err: scrubSecrets(err.message) }, "telegram approver check: not a member of the chat");
+          return false;
+        }
+        const said = scrubSecrets(err instanceof Error ? err.message : String(err));
+        log.warn({ conversationId, userId, err: said }, "telegram approver check failed");
+        throw new ApproverCheckError(`Telegram did not answer: ${said}`);
       }
     },
 

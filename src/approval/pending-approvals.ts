@@ -301,7 +301,13 @@ export class PendingApprovals {
     const rule = record.approverRule;
     if (rule && namesGroups(rule)) {
       const poster = this.posters.get(record.channel);
-      const member = await poster?.isApprover?.(record.target.conversationId, click.actor.id, rule).catch(() => false);
+      let member: boolean | undefined;
+      try {
+        member = await poster?.isApprover?.(record.target.conversationId, click.actor.id, rule);
+      } catch {
+        // The adapter logged why; the person may well be an approver, so they are told to try again.
+        return { outcome: "check-failed", message: "Gatehouse could not check whether you may approve this: the platform did not answer. Nothing was changed; try again in a moment." };
+      }
       if (member) return undefined;
     }
     return { outcome: "not-allowed", message: `You may not approve this. Only ${approverNames(record).join(", ")} may decide.` };

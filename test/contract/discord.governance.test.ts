@@ -16,6 +16,10 @@ runGovernanceContract(
   {
     channel: "discord", requester: "200000000000000001", approverA: "200000000000000002", approverB: "200000000000000003",
     approversConversation: APPROVALS_CHANNEL,
+    failGroupCheck(h) {
+      // discord.js tries a 5xx again three times: every try fails.
+      (h as DiscordHarness).emulator.failNext("getGuildMember", { status: 503 }, 4);
+    },
     async grantGroup(h, userId) {
       const { emulator } = h as DiscordHarness;
       const role = await emulator.createRole("sre");

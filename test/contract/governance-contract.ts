@@ -28,6 +28,8 @@ export interface GovernanceOptions {
    * before the bot starts; resolves with the rule's `approvers` naming that group.
    */
   grantGroup(harness: ChannelHarness, userId: string): Promise<Record<string, unknown>>;
+  /** Makes the platform fail the next lookup of who is in a group (an outage, not a "no"). */
+  failGroupCheck(harness: ChannelHarness): void;
 }
 
 export function runGovernanceContract(name: string, makeHarness: () => Promise<ChannelHarness>, o: GovernanceOptions): void {
@@ -109,6 +111,21 @@ export function runGovernanceContract(name: string, makeHarness: () => Promise<C
       const card = await cardIn(h, posted.conversationId, posted.threadId);
       const outsider = await h.click(card, payloadFor(card, "approve"), o.approverB);
       expect(outsider.shownToClicker).toMatch(/may not approve/);
+      await quietFor(300);
+      expect(existsSync(note(tb))).toBe(false);
+      await h.click(card, payloadFor(card, "approve"), o.approverA);
+      await seenWith(h, posted.conversationId, posted.threadId, "Finished with the note");
+      expect(readFileSync(note(tb), "utf8")).toBe("noted\n");
+    });
+
+    it("tells a group member the platform could not vouch for to try again, and lets them approve when it answers", async () => {
+      const { h, tb } = await setup(async (harness) => ({ approvers: await o.grantGroup(harness, o.approverA), selfApprove: false }));
+      const posted = await h.userSays("please save a note", { userId: o.requester });
+      const card = await cardIn(h, posted.conversationId, posted.threadId);
+      o.failGroupCheck(h);
+      const failed = await h.click(card, payloadFor(card, "approve"), o.approverA);
+      expect(failed.shownToClicker).toMatch(/could not check whether you may approve this.*try again/);
+      expect(failed.shownToClicker).not.toMatch(/may not approve/);
       await quietFor(300);
       expect(existsSync(note(tb))).toBe(false);
       await h.click(card, payloadFor(card, "approve"), o.approverA);

@@ -11,6 +11,9 @@ const users = [
 
 runGovernanceContract("slack", async () => withPacing(await createSlackHarness({ emulator: { users, channels: ["C0APPROVALS"] } }), 100), {
   channel: "slack", requester: ALICE, approverA: "U0BOB", approverB: "U0CAROL", approversConversation: "C0APPROVALS",
+  failGroupCheck(h) {
+    (h as SlackHarness).emulator.failNext("usergroups.users.list", { error: "internal_error" });
+  },
   async grantGroup(h, userId) {
     (h as SlackHarness).emulator.world.userGroups.create({ id: "S0SRE", name: "SRE", handle: "sre", users: [userId] });
     return { groups: ["S0SRE"] };

@@ -14,6 +14,9 @@ runGovernanceContract(
   },
   {
     channel: "telegram", requester: "4242", approverA: "4343", approverB: "4444", approversConversation: String(APPROVALS_CHAT),
+    failGroupCheck(h) {
+      (h as TelegramHarness).emulator.failNext("getChatMember", { status: 500 });
+    },
     async grantGroup(h, userId) {
       (h as TelegramHarness).emulator.setChatMember(HARNESS_GROUP, { id: Number(userId) }, "administrator");
       return { chatAdmins: true };

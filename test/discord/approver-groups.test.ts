@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { once } from "node:events";
 import { Client, Events, GatewayIntentBits } from "discord.js";
 import { pino } from "pino";
-import type { ApproverGroups } from "../../src/ports.ts";
+import { ApproverCheckError, type ApproverGroups } from "../../src/ports.ts";
 import { createDiscordApproverGroups } from "../../adapters/discord/approver-groups.ts";
 import { startDiscordEmulator, type DiscordEmulator } from "../emulators/discord/index.ts";
 import { createDiscordHarness, type DiscordHarness } from "./harness.ts";
@@ -71,10 +71,10 @@ describe("Discord approver roles through the adapter's port", () => {
     expect(memberCalls()).toHaveLength(1);
   });
 
-  it("says no when the member lookup fails, logs it at warn without the token, and asks again next time", async () => {
+  it("cannot tell when the member lookup fails, logs it at warn without the token, and asks again next time", async () => {
     const { emu, port, ops, lines, memberCalls } = await serverWithRoles();
     emu.failNext("getGuildMember", { status: 403, code: 50001, message: "Missing Access" });
-    expect(await port.isApprover!(emu.textChannelId, ALICE, of({ roles: [ops] }))).toBe(false);
+    await expect(port.isApprover!(emu.textChannelId, ALICE, of({ roles: [ops] }))).rejects.toThrow(ApproverCheckError);
     const warning = lines.find((l) => l.level === 40 && /approver check failed/.test(l.msg));
     expect(warning?.err).toMatch(/Missing Access/);
     expect(JSON.stringify(lines)).not.toContain(emu.token);
@@ -102,11 +102,11 @@ describe("Discord approver roles through the adapter's port", () => {
 });
 
 describe("Discord approver roles before the channel is connected", () => {
-  it("counts nobody, and cannot check roles yet", async () => {
+  it("cannot tell who holds a role, nor check roles, yet", async () => {
     h = await createDiscordHarness();
     const ops = await h.emulator.createRole("ops");
     h.emulator.setMemberRole(ALICE, ops);
-    expect(await h.adapter.port.isApprover!(h.emulator.textChannelId, ALICE, of({ roles: [ops] }))).toBe(false);
+    await expect(h.adapter.port.isApprover!(h.emulator.textChannelId, ALICE, of({ roles: [ops] }))).rejects.toThrow(ApproverCheckError);
     await expect(h.adapter.port.unknownApproverGroups!(of({ roles: [ops] }))).rejects.toThrow(/only once the Discord channel is connected/);
     expect(await h.adapter.port.unknownApproverGroups!(of({ groups: ["S0OPS"] }))).toEqual(["S0OPS"]);
   });

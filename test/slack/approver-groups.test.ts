@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LogLevel, WebClient } from "@slack/web-api";
 import { pino } from "pino";
-import type { ApproverGroups } from "../../src/ports.ts";
+import { ApproverCheckError, type ApproverGroups } from "../../src/ports.ts";
 import { createSlackApproverGroups } from "../../adapters/slack/approver-groups.ts";
 import { ALICE, GENERAL, createSlackHarness, type SlackHarness } from "./harness.ts";
 import { startSlackEmulator, type SlackEmulator } from "../emulators/slack/index.ts";
@@ -88,15 +88,15 @@ describe("Slack approver groups when Slack fails", () => {
     return { groups: createSlackApproverGroups({ client, log, ...options }), lines };
   };
 
-  it("says no on a failed call, logs it at warn without the token, and asks again next time", async () => {
+  it("cannot tell on a failed call, logs it at warn without the token, and asks again next time", async () => {
     emu = await startSlackEmulator();
     emu.world.userGroups.create({ id: "S0OPS", name: "Ops", users: [ALICE] });
     emu.world.setAdmin(ALICE, { admin: true });
     const { groups, lines } = build(emu);
     emu.failNext("usergroups.users.list", { error: "internal_error" });
     emu.failNext("users.info", { status: 429, retryAfter: 5 });
-    expect(await groups.isApprover(GENERAL, ALICE, of({ groups: ["S0OPS"] }))).toBe(false);
-    expect(await groups.isApprover(GENERAL, ALICE, of({ chatAdmins: true }))).toBe(false);
+    await expect(groups.isApprover(GENERAL, ALICE, of({ groups: ["S0OPS"] }))).rejects.toThrow(ApproverCheckError);
+    await expect(groups.isApprover(GENERAL, ALICE, of({ chatAdmins: true }))).rejects.toThrow(ApproverCheckError);
     const warnings = lines.filter((l) => l.level === 40);
     expect(warnings.map((w) => w.method)).toEqual(["usergroups.users.list", "users.info"]);
     expect(JSON.stringify(lines)).not.toContain(emu.botToken);
@@ -104,11 +104,19 @@ describe("Slack approver groups when Slack fails", () => {
     expect(await groups.isApprover(GENERAL, ALICE, of({ chatAdmins: true }))).toBe(true);
   });
 
-  it("says no when Slack cannot be reached at all", async () => {
+  it("cannot tell when Slack cannot be reached at all", async () => {
     const gone = await startSlackEmulator();
     const { groups } = build(gone);
     await gone.close();
-    expect(await groups.isApprover(GENERAL, ALICE, of({ groups: ["S0OPS"], chatAdmins: true }))).toBe(false);
+    await expect(groups.isApprover(GENERAL, ALICE, of({ groups: ["S0OPS"], chatAdmins: true }))).rejects.toThrow(ApproverCheckError);
+  });
+
+  it("says yes when one check succeeds though another failed", async () => {
+    emu = await startSlackEmulator();
+    emu.world.userGroups.create({ id: "S0OPS", name: "Ops", users: [ALICE] });
+    const { groups } = build(emu);
+    emu.failNext("users.info", { status: 429, retryAfter: 5 });
+    expect(await groups.isApprover(GENERAL, ALICE, of({ groups: ["S0OPS"], chatAdmins: true }))).toBe(true);
   });
 
   it("keeps an answer for a minute, then asks Slack again", async () => {
