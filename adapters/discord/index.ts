@@ -69,7 +69,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
     return client.rest;
   };
   const maxWait = options.maxRateLimitWaitMs ?? 1000;
-  const port = { ...createDiscordPort(rest, threads), ...createDiscordApproverGroups(() => client, log) };
+  const onNoThreads = (channelId: string) =>
+    log.warn({ channelId }, "discord: no permission to start threads in this channel (Create Public Threads); answering in the channel as replies");
+  const port = { ...createDiscordPort(rest, threads, { onNoThreads }), ...createDiscordApproverGroups(() => client, log) };
   const cardTools = rememberCardTools(port);
 
   function onMessage(message: Message, sink: InboundSink, botId: string): void {

@@ -4,19 +4,29 @@
  * the message's own id, so the thread id (and with it the session key) is known as soon as the
  * message arrives, before the thread exists. This file remembers which threads are still to be
  * started and which threads the bot already takes part in: the most recently used of each, so the
- * memory does not grow with every thread the bot has seen.
+ * memory does not grow with every thread the bot has seen. Where the bot may not start threads (no
+ * Create Public Threads permission in that channel), it answers in the channel itself, as replies
+ * to the message that addressed it.
  */
 import { DiscordAPIError, Routes, type REST } from "discord.js";
 import { LruMap } from "../../src/lru-map.ts";
 
 /** Discord: "A thread has already been created for this message". */
 const THREAD_ALREADY_CREATED = 160004;
+/** Discord: "Missing Permissions" (here: Create Public Threads). */
+const MISSING_PERMISSIONS = 50013;
 const MAX_REMEMBERED = 5000;
 
 interface PendingThread {
   parentId: string;
   name: string;
-  started?: Promise<void>;
+  started?: Promise<Place>;
+}
+
+/** Where a reply goes: a channel (a thread is one), and for a thread that could not be started, the message to reply to. */
+export interface Place {
+  channelId: string;
+  replyTo?: string;
 }
 
 /** Keeps thread bookkeeping for one adapter. */
@@ -47,25 +57,32 @@ export class ThreadTracker {
 
   /**
    * Makes sure the channel a reply goes to exists: starts the thread if it is still pending.
-   * Concurrent callers share one start. Returns the channel id to post to.
+   * Concurrent callers share one start. Returns where to post: the thread, or, where the bot may
+   * not start one, the parent channel as a reply to the message (`onInline` is told once).
    */
-  async ensure(rest: REST, channelId: string): Promise<string> {
+  async ensure(rest: REST, channelId: string, onInline?: (parentId: string) => void): Promise<Place> {
     const pending = this.pending.get(channelId);
-    if (!pending) return channelId;
+    if (!pending) return { channelId };
     pending.started ??= rest
       .post(Routes.threads(pending.parentId, channelId), { body: { name: pending.name, auto_archive_duration: 1440 } })
       .then(
-        () => undefined,
-        (err: unknown) => {
-          if (err instanceof DiscordAPIError && err.code === THREAD_ALREADY_CREATED) return;
+        (): Place => ({ channelId }),
+        (err: unknown): Place => {
+          if (err instanceof DiscordAPIError && err.code === THREAD_ALREADY_CREATED) return { channelId };
+          if (err instanceof DiscordAPIError && err.code === MISSING_PERMISSIONS) {
+            onInline?.(pending.parentId);
+            return { channelId: pending.parentId, replyTo: channelId };
+          }
           pending.started = undefined;
           throw err;
         },
       );
-    await pending.started;
+    const place = await pending.started;
+    // A reply in the channel keeps the thread pending: every later reply goes the same way.
+    if (place.replyTo) return place;
     this.pending.delete(channelId);
     this.markJoined(channelId);
-    return channelId;
+    return place;
   }
 }
 
