@@ -2,9 +2,10 @@
  * The Telegram outbound port: one Bot API call per method, replies threaded with
  * reply_parameters (and message_thread_id in forum topics), markdown sent as HTML with a
  * plain-text retry when Telegram refuses the markup, links to messages of supergroups, and Bot API
- * errors mapped for delivery.
+ * errors mapped for delivery. A group upgraded to a supergroup has a new chat id: Telegram names it
+ * in its refusal (`migrate_to_chat_id`), the call is made again there, and the new id is kept.
  */
-import type { Api } from "grammy";
+import { GrammyError, type Api } from "grammy";
 import type { Logger } from "pino";
 import type { ReplyTarget } from "../../src/envelope.ts";
 import type { OutboundPort, OutboundText, SentMessage } from "../../src/ports.ts";
@@ -12,6 +13,7 @@ import { approvalCardHtml, approvalKeyboard, resolvedCardHtml } from "./card.ts"
 import { isBadMarkup, isNotModified, toPortError } from "./errors.ts";
 import { markdownToTelegramHtml } from "./html.ts";
 import { buttonKeyboard } from "./message-buttons.ts";
+import { LruMap } from "../../src/lru-map.ts";
 
 export interface TelegramPortDeps {
   api: Api;
@@ -23,8 +25,13 @@ export interface TelegramPortDeps {
 }
 
 /** Telegram wants numeric chat ids; `@channelname` stays a string. */
-function chatIdOf(target: ReplyTarget): number | string {
-  return /^-?\d+$/.test(target.conversationId) ? Number(target.conversationId) : target.conversationId;
+function chatIdFrom(conversationId: string): number | string {
+  return /^-?\d+$/.test(conversationId) ? Number(conversationId) : conversationId;
+}
+
+/** The supergroup a group became, when Telegram refused a call for that reason. */
+function migratedTo(error: unknown): number | undefined {
+  return error instanceof GrammyError ? error.parameters?.migrate_to_chat_id : undefined;
 }
 
 function threadOf(target: ReplyTarget): { message_thread_id?: number } {
@@ -45,6 +52,21 @@ function formatted(message: OutboundText): { text: string; parse_mode?: "HTML" }
 export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
   const { api, log } = deps;
   const link_preview_options = { is_disabled: deps.linkPreviews !== true };
+  const upgraded = new LruMap<string, string>({ max: 10_000 });
+  const chatIdOf = (target: ReplyTarget) => chatIdFrom(upgraded.get(target.conversationId) ?? target.conversationId);
+
+  /** Runs a call against the target's chat, and once more in the supergroup it became, if it did. */
+  async function inChat<T>(target: ReplyTarget, call: (chatId: number | string) => Promise<T>): Promise<T> {
+    try {
+      return await call(chatIdOf(target));
+    } catch (error) {
+      const to = migratedTo(error);
+      if (to === undefined) throw error;
+      upgraded.set(target.conversationId, String(to));
+      log.info({ from: target.conversationId, to }, "telegram group became a supergroup; following it");
+      return await call(to);
+    }
+  }
 
   /** Runs a call in HTML, and once more as plain text when Telegram refuses the markup. */
   async function withPlainFallback<T>(message: OutboundText, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> {
@@ -66,13 +88,13 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
     async send(target, message): Promise<SentMessage> {
       const keyboard = message.buttons?.length ? { reply_markup: buttonKeyboard(message.buttons) } : {};
       const sent = await withPlainFallback(message, (text, parse_mode) =>
-        api.sendMessage(chatIdOf(target), text, {
+        inChat(target, (chat) => api.sendMessage(chat, text, {
           ...(parse_mode ? { parse_mode } : {}),
           ...keyboard,
           ...threadOf(target),
           ...replyOf(target),
           link_preview_options,
-        }),
+        })),
       );
       deps.onPosted(target.conversationId, target.threadId);
       return { id: String(sent.message_id) };
@@ -82,11 +104,11 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
       const keyboard = message.buttons ? { reply_markup: buttonKeyboard(message.buttons) } : {};
       try {
         await withPlainFallback(message, (text, parse_mode) =>
-          api.editMessageText(chatIdOf(target), Number(messageId), text, {
+          inChat(target, (chat) => api.editMessageText(chat, Number(messageId), text, {
             ...(parse_mode ? { parse_mode } : {}),
             ...keyboard,
             link_preview_options,
-          }),
+          })),
         );
       } catch (error) {
         if (!isNotModified(error)) throw error;
@@ -96,13 +118,13 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
     async requestApproval(target, card): Promise<SentMessage> {
       const reply_markup = approvalKeyboard(card);
       try {
-        const sent = await api.sendMessage(chatIdOf(target), approvalCardHtml(card), {
+        const sent = await inChat(target, (chat) => api.sendMessage(chat, approvalCardHtml(card), {
           parse_mode: "HTML",
           reply_markup,
           link_preview_options,
           ...threadOf(target),
           ...replyOf(target),
-        });
+        }));
         deps.onPosted(target.conversationId, target.threadId);
         return { id: String(sent.message_id) };
       } catch (error) {
@@ -112,11 +134,11 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
 
     async resolveApproval(target, messageId, card, resolution): Promise<void> {
       try {
-        await api.editMessageText(chatIdOf(target), Number(messageId), resolvedCardHtml(card, resolution), {
+        await inChat(target, (chat) => api.editMessageText(chat, Number(messageId), resolvedCardHtml(card, resolution), {
           parse_mode: "HTML",
           reply_markup: { inline_keyboard: [] },
           link_preview_options,
-        });
+        }));
       } catch (error) {
         if (isNotModified(error)) return;
         throw toPortError(error);
@@ -125,13 +147,13 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
 
     // Only supergroups and channels have links to their messages (t.me/c/<id without -100>/<message>).
     async permalink(target, messageId): Promise<string | undefined> {
-      const chat = /^-100(\d+)$/.exec(target.conversationId);
+      const chat = /^-100(\d+)$/.exec(upgraded.get(target.conversationId) ?? target.conversationId);
       return chat && /^\d+$/.test(messageId) ? `https://t.me/c/${chat[1]}/${messageId}` : undefined;
     },
 
     async typing(target): Promise<void> {
       try {
-        await api.sendChatAction(chatIdOf(target), "typing", threadOf(target));
+        await inChat(target, (chat) => api.sendChatAction(chat, "typing", threadOf(target)));
       } catch (error) {
         throw toPortError(error);
       }

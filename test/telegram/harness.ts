@@ -47,7 +47,7 @@ export function memoryValues(): PromptStore & { map: Map<string, string> } {
 function seen(message: TgMessage): SeenMessage {
   return {
     id: String(message.message_id),
-    text: message.text,
+    text: message.text ?? "",
     buttons: (message.reply_markup?.inline_keyboard ?? []).flat().flatMap((b) => (b.callback_data !== undefined ? [{ label: b.text, payload: b.callback_data }] : [])),
     conversationId: String(message.chat.id),
     ...(message.message_thread_id !== undefined ? { threadId: String(message.message_thread_id) } : {}),

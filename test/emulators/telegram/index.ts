@@ -128,6 +128,25 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
       state.rememberChat(chat);
       members.set(chat.id, { is_bot: false, first_name: `User ${user.id}`, ...user }, status);
     },
+    /**
+     * Upgrades a basic group to a supergroup, as Telegram does when an admin turns on a feature
+     * only supergroups have: a new chat id (-100…), the old id refused from then on with
+     * `migrate_to_chat_id`, and the two service messages. Returns the supergroup.
+     */
+    upgradeToSupergroup(group: TgChat): TgChat {
+      const supergroup: TgChat = { id: Number(`-100${Math.abs(group.id)}`), type: "supergroup", ...(group.title ? { title: group.title } : {}) };
+      state.rememberChat(supergroup);
+      const date = Math.floor(Date.now() / 1000);
+      const from: TgUser = { ...DEFAULT_USER };
+      const old: TgMessage = { message_id: state.newMessageId(group.id), date, chat: group, from, migrate_to_chat_id: supergroup.id };
+      const started: TgMessage = { message_id: state.newMessageId(supergroup.id), date, chat: supergroup, from: { id: 1087968824, is_bot: true, first_name: "Group" }, migrate_from_chat_id: group.id };
+      state.storeMessage(old);
+      state.storeMessage(started);
+      state.enqueue({ message: old });
+      state.enqueue({ message: started });
+      state.migrated.set(group.id, supergroup.id);
+      return supergroup;
+    },
     /** The calls the bot made to one method, oldest first. */
     callsOf(method: string): ApiCallRecord[] {
       return state.calls.filter((c) => c.method === method);

@@ -126,11 +126,18 @@ const isAnswer = (v: unknown): v is ApiAnswer => typeof v === "object" && v !== 
 /** The method table: name → handler over the parsed parameters. */
 export function createMethods(state: EmulatorState, limits: Limits, hooks: { onWebhookChange: () => void }) {
   const chatOf = (id: number): TgChat | undefined => state.chats.get(id);
+  /** The Bot API's answer to any call naming a group that became a supergroup. */
+  const movedAway = (id: number): ApiAnswer | undefined => {
+    const to = state.migrated.get(id);
+    return to === undefined ? undefined : fail(400, "Bad Request: group chat was upgraded to a supergroup chat", { migrate_to_chat_id: to });
+  };
 
   function sendMessage(raw: Record<string, unknown>): ApiAnswer {
     const p = SendMessageSchema.safeParse(raw);
     if (!p.success) return badRequest(firstIssue(p.error));
     const args = p.data;
+    const moved = movedAway(args.chat_id);
+    if (moved) return moved;
     const chat = chatOf(args.chat_id);
     if (!chat) return badRequest("chat not found");
     const text = checkText(args.text, args.parse_mode);
@@ -166,6 +173,8 @@ export function createMethods(state: EmulatorState, limits: Limits, hooks: { onW
   }
 
   function editable(chatIdValue: number, messageId: number): TgMessage | ApiAnswer {
+    const moved = movedAway(chatIdValue);
+    if (moved) return moved;
     if (!chatOf(chatIdValue)) return badRequest("chat not found");
     const message = state.findMessage(chatIdValue, messageId);
     if (!message) return badRequest("message to edit not found");
@@ -227,6 +236,8 @@ export function createMethods(state: EmulatorState, limits: Limits, hooks: { onW
   function sendChatAction(raw: Record<string, unknown>): ApiAnswer {
     const p = ChatActionSchema.safeParse(raw);
     if (!p.success) return badRequest(firstIssue(p.error));
+    const moved = movedAway(p.data.chat_id);
+    if (moved) return moved;
     if (!chatOf(p.data.chat_id)) return badRequest("chat not found");
     return ok(true);
   }

@@ -54,7 +54,8 @@ export interface TgMessage {
   date: number;
   chat: TgChat;
   from: TgUser;
-  text: string;
+  /** Absent on service messages. */
+  text?: string;
   entities?: TgEntity[];
   message_thread_id?: number;
   is_topic_message?: boolean;
@@ -66,6 +67,9 @@ export interface TgMessage {
   /** The raw text as the bot sent it, before parse_mode was applied (emulator-only field). */
   sentText?: string;
   parseMode?: string;
+  /** Service messages of a group's upgrade to a supergroup. */
+  migrate_to_chat_id?: number;
+  migrate_from_chat_id?: number;
 }
 
 export interface TgCallbackQuery {
@@ -125,6 +129,9 @@ export class EmulatorState {
   constructor(bot: TgUser) {
     this.bot = bot;
   }
+
+  /** Groups upgraded to supergroups: old chat id → the supergroup's id (calls to the old id fail). */
+  readonly migrated = new Map<number, number>();
 
   rememberChat(chat: TgChat): void {
     if (!this.chats.has(chat.id)) this.chats.set(chat.id, chat);
