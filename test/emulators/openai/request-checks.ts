@@ -114,7 +114,9 @@ export function requestProblem(body: ChatRequestBody): string | null {
  * for the faults MCP servers commonly publish; null when none of them is present.
  */
 function schemaProblem(root: unknown): string | null {
-  if (typeof root !== "object" || root === null || (root as { type?: unknown }).type !== "object") {
+  // An empty object is a function without parameters; any other root must be an object schema.
+  const rootType = typeof root === "object" && root !== null ? (root as { type?: unknown }).type : null;
+  if (rootType !== "object" && !(typeof root === "object" && root !== null && Object.keys(root).length === 0)) {
     return `schema must be a JSON Schema of 'type: "object"', got 'type: ${JSON.stringify((root as { type?: unknown } | null)?.type ?? null)}'.`;
   }
   const walk = (node: unknown, context: string[]): string | null => {
