@@ -31,7 +31,6 @@ export interface FitRequest {
   turn: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
-  onTextDelta?: (text: string) => void;
 }
 
 type Reason = "budget" | "refused" | "requested";
@@ -134,7 +133,7 @@ export class PromptFitter {
   }
 
   async #send(setup: Setup, request: FitRequest, built: Built): Promise<ModelReply> {
-    const reply = await this.#exec.model.complete({ messages: built.messages, tools: request.tools, signal: request.signal, onTextDelta: request.onTextDelta });
+    const reply = await this.#exec.model.complete({ messages: built.messages, tools: request.tools, signal: request.signal });
     const gauge = { usedTokens: built.tokens + built.budget.toolTokens, windowTokens: setup.window, compactions: setup.checkpoint?.compactions ?? 0, at: Date.now() };
     // The gauge only feeds /status: written when it moved by a few percent, and a store hiccup here
     // must not cost the person their answer.

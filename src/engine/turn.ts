@@ -168,7 +168,6 @@ async function advance(exec: ResolvedExecution, state: TurnState, record: TurnRe
           turn: newMessages,
           tools: availability.specs,
           signal: state.signal,
-          onTextDelta: (text) => state.emit({ type: "text.delta", text }),
         });
         exec.observer.emit({
           event: "model.reply", traceId: state.traceId, sessionKey: state.sessionKey, iteration,

@@ -92,7 +92,6 @@ export type TurnEvent =
   /** A running tool reported how far it got (an MCP server's progress notification). */
   | { type: "tool.progress"; callId: string; tool: string; text: string }
   | { type: "approval.waiting"; callId: string; tool: string }
-  | { type: "text.delta"; text: string }
   | { type: "notice"; text: string }
   | { type: "final"; text: string };
 

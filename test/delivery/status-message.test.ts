@@ -181,7 +181,6 @@ describe("the live status message of a task", () => {
     const { delivery, messages } = setup();
     const task = delivery.taskProgress(target());
     task.event({ type: "notice", text: "🗜️ Summarized 12 earlier messages of this conversation." });
-    task.event({ type: "text.delta", text: "Hel" });
     await task.finish("done");
     await delivery.flush();
     expect(messages.map((m) => m.text)).toEqual(["🗜️ Summarized 12 earlier messages of this conversation."]);
