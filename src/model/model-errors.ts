@@ -52,7 +52,7 @@ export function toModelError(error: unknown, ctx: FailureContext): ModelError {
     if (error.code === "insufficient_quota") {
       return new ModelError("auth", `the model endpoint at ${ctx.baseURL} says the account's quota is used up (429 insufficient_quota): ${serverText(error)}; check the plan and billing of the account OPENAI_API_KEY belongs to`);
     }
-    return new ModelError("rate_limited", `the model endpoint is rate limiting requests (429) and ${retries(ctx)} did not help; try again in a moment`);
+    return new ModelError("rate_limited", `the model endpoint is rate limiting requests (429; ${retries(ctx)}); try again in a moment`);
   }
   if (error instanceof APIError) {
     const said = serverText(error);
@@ -89,11 +89,28 @@ export function isToolsUnsupported(error: unknown): boolean {
 }
 
 function retries(ctx: FailureContext): string {
+  if (ctx.maxRetries === 0) return "not retried";
   return ctx.maxRetries === 1 ? "1 retry" : `${ctx.maxRetries} retries`;
 }
 
 function serverText(error: APIError): string {
-  const text = error.message.replace(/^\d{3}\s+/, "");
+  const text = readable(error.message.replace(/^\d{3}\s+/, ""));
   const short = text.length > 300 ? `${text.slice(0, 300)}…` : text;
   return scrubSecrets(short);
+}
+
+/**
+ * An HTML error page (from nginx, Cloudflare or another proxy in front of the model server) as a
+ * line a person can read: its title or first heading, said to be a page rather than an API answer.
+ */
+function readable(text: string): string {
+  if (!/<(?:!doctype|html|head|body|title|h1)\b/i.test(text)) return text;
+  const heading = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1] ?? /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(text)?.[1];
+  const words = (heading ?? text.replace(/<(script|style)\b[\s\S]*?<\/\1>/gi, " "))
+    .replace(/<[^>]*>/g, " ")
+    .replace(/&nbsp;/g, " ").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 120);
+  return `${words || "an error page"} (an HTML page from something in front of the model server, such as a proxy)`;
 }

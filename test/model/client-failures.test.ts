@@ -36,6 +36,18 @@ describe("model client failures", () => {
     expect(error.message).toMatch(/^the model endpoint failed with 500 \(1 retry\)/);
   });
 
+  it("names the page a proxy answered with (its title), not its HTML, when the endpoint fails behind one", async () => {
+    const nginx = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n";
+    const cloudflare = `<!DOCTYPE html><html lang="en-US"><head><style>body{margin:0}</style><script>window._cf=1</script></head><body><div class="cf-error"><h1><span>Bad gateway</span> <span>Error code 502</span></h1>${"<p>Visit cloudflare.com for more information.</p>".repeat(20)}</div></body></html>`;
+    fixture.emulator.script({ status: 503, html: nginx });
+    const first = await failure(client({ maxRetries: 0 }).complete({ messages: ASK }));
+    expect(first.message).toBe("the model endpoint failed with 503 (not retried): 503 Service Temporarily Unavailable (an HTML page from something in front of the model server, such as a proxy)");
+    fixture.emulator.script({ status: 502, html: cloudflare });
+    const second = await failure(client({ maxRetries: 0 }).complete({ messages: ASK }));
+    expect(second.message).toMatch(/: Bad gateway Error code 502 \(an HTML page from something in front of the model server, such as a proxy\)$/);
+    expect(`${first.message}${second.message}`).not.toMatch(/[<>]|_cf|margin/);
+  });
+
   it("reports a rate limit that outlasts the retries", async () => {
     fixture.emulator.script({ status: 429 });
     const error = await failure(client().complete({ messages: ASK }));

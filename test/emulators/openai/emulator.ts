@@ -126,6 +126,11 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}): 
     if ("status" in step) {
       const headers: Record<string, string> = {};
       if (step.retryAfter !== undefined) headers["retry-after"] = String(step.retryAfter);
+      if (step.html !== undefined) {
+        res.writeHead(step.status, { ...headers, "content-type": "text/html" });
+        res.end(step.html);
+        return;
+      }
       return sendJson(res, step.status, errorFor(step.status, step.message, step.code), headers);
     }
     if ("sse" in step) {

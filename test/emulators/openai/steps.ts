@@ -23,8 +23,11 @@ export type Step =
   | { text: string }
   | { toolCalls: ScriptedToolCall[]; text?: string }
   | { textToolCalls: ScriptedTextToolCall[]; text?: string }
-  /** An error answer; `code` is the error body's code (e.g. `context_length_exceeded`). */
-  | { status: number; retryAfter?: number; message?: string; code?: string }
+  /**
+   * An error answer; `code` is the error body's code (e.g. `context_length_exceeded`). With `html`,
+   * the body is that page instead, as a proxy in front of the server answers (nginx, Cloudflare).
+   */
+  | { status: number; retryAfter?: number; message?: string; code?: string; html?: string }
   /** Never finishes; when streamed with `afterText`, sends that text first and then goes silent. */
   | { hang: true; afterText?: string }
   | { garbage: true; body?: string; contentType?: string }
