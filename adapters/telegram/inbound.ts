@@ -6,7 +6,9 @@
  * addressed. Validates the update with zod first. An album (photos sharing a `media_group_id`) is
  * one message: every part gets the same envelope id, so the gateway's dedupe answers it once. A
  * location, contact, poll or sticker in a private chat is passed on as a line saying what was sent
- * and what the bot reads, so the person gets an answer instead of silence.
+ * and what the bot reads, so the person gets an answer instead of silence. An anonymous admin (or
+ * someone posting as a channel) is answered as the chat they speak for; a linked channel's posts
+ * that Telegram forwards into its discussion group are not messages to the bot.
  */
 import { z } from "zod";
 import { parseEnvelope, type ChannelCapabilities, type ConversationKind, type IngressEnvelope } from "../../src/envelope.ts";
@@ -25,6 +27,10 @@ const MessageSchema = z.object({
   message_id: z.number().int(),
   chat: z.object({ id: z.number().int(), type: z.enum(["private", "group", "supergroup", "channel"]), is_forum: z.boolean().optional() }),
   from: UserSchema.optional(),
+  // Sent on behalf of a chat: the group itself (an anonymous admin) or a channel the person posts as.
+  sender_chat: z.object({ id: z.number().int(), title: z.string().optional(), username: z.string().optional() }).optional(),
+  // A linked channel's post that Telegram copied into its discussion group.
+  is_automatic_forward: z.boolean().optional(),
   text: z.string().optional(),
   caption: z.string().optional(),
   entities: z.array(EntitySchema).optional(),
@@ -117,8 +123,10 @@ export function classifyUpdate(update: TelegramUpdate, ctx: InboundContext): Inb
 
 function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEvent {
   if (msg.chat.type === "channel") return { kind: "ignored", reason: "channel post" };
+  if (msg.is_automatic_forward) return { kind: "ignored", reason: "a linked channel's post forwarded by Telegram" };
   if (!msg.from) return { kind: "ignored", reason: "no sender" };
-  if (msg.from.is_bot) return { kind: "ignored", reason: "sent by a bot" };
+  const sender = senderOf(msg);
+  if (!sender) return { kind: "ignored", reason: "sent by a bot" };
   const media = MEDIA_KINDS.find((k) => msg[k] !== undefined);
   const album = msg.media_group_id;
   // In a private chat a photo or voice message without text still gets an answer (the model says what it can do).
@@ -163,7 +171,7 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
     channel: "telegram",
     ...(ctx.account ? { account: ctx.account } : {}),
     conversation: { id: chatId, kind, ...(threadId ? { threadId } : {}) },
-    sender: { id: String(msg.from.id), name: displayName(msg.from), isBot: false },
+    sender,
     mentioned,
     repliedToBot,
     inBotThread,
@@ -179,6 +187,20 @@ function classifyMessage(msg: TelegramMessage, ctx: InboundContext): InboundEven
     capabilities: ctx.capabilities,
   });
   return { kind: "message", chatId, envelope };
+}
+
+/**
+ * Who wrote a message: the person, or — for an anonymous admin or someone posting as a channel,
+ * where `from` is Telegram's placeholder bot — the chat they speak for. Undefined for a bot.
+ */
+function senderOf(msg: TelegramMessage): IngressEnvelope["sender"] | undefined {
+  const on = msg.sender_chat;
+  if (on) {
+    const title = on.title ?? (on.username ? `@${on.username}` : String(on.id));
+    return { id: String(on.id), name: on.id === msg.chat.id ? `${title} (anonymous admin)` : title, isBot: false };
+  }
+  if (!msg.from || msg.from.is_bot) return undefined;
+  return { id: String(msg.from.id), name: displayName(msg.from), isBot: false };
 }
 
 /** The line standing for a message without text in a private chat, or undefined for a service message. */

@@ -106,6 +106,21 @@ describe("telegram inbound", () => {
     expect(envs.map((e) => e.text)).toEqual(["a real one"]);
   });
 
+  it("answers an anonymous admin as the group and someone posting as a channel as that channel; skips the linked channel's automatic forwards", async () => {
+    const { sink, emu } = await started();
+    const channel = { id: -1002000, type: "channel" as const, title: "Release notes" };
+    emu.userMessage({ text: "v2.3 is out, changelog inside", chat: HARNESS_GROUP, automaticForwardFrom: channel, mentionBot: true });
+    emu.userMessage({ text: "deploy status?", chat: HARNESS_GROUP, senderChat: HARNESS_GROUP, mentionBot: true });
+    emu.userMessage({ text: "and the release?", chat: HARNESS_GROUP, senderChat: channel, mentionBot: true });
+    const envs = await sink.waitForEnvelopes(2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sink.envelopes.map((e) => [e.text, e.sender])).toEqual([
+      ["deploy status?", { id: String(HARNESS_GROUP.id), name: "Team (anonymous admin)", isBot: false }],
+      ["and the release?", { id: String(channel.id), name: "Release notes", isBot: false }],
+    ]);
+    expect(envs[0]).toMatchObject({ mentioned: true, conversation: { id: String(HARNESS_GROUP.id), kind: "group" } });
+  });
+
   it("gives a redelivered message the same envelope id", async () => {
     const { h, sink } = await started();
     await h.userSays("run the report", { dm: true });

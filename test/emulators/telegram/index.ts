@@ -34,7 +34,19 @@ export interface UserMessageInput {
   replyToMessageId?: number;
   /** Post in this forum topic (the chat must be a forum supergroup). */
   topicId?: number;
+  /**
+   * Sent on behalf of a chat, as Telegram delivers it: the group itself for an anonymous admin
+   * (`from` is @GroupAnonymousBot), or a channel the person posts as (`from` is @Channel_Bot).
+   */
+  senderChat?: TgChat;
+  /** A post of this linked channel, forwarded into the discussion group by Telegram (`from` 777000). */
+  automaticForwardFrom?: TgChat;
 }
+
+/** The senders Telegram puts in `from` when a message is not from a person's own account. */
+export const GROUP_ANONYMOUS_BOT: TgUser = { id: 1087968824, is_bot: true, first_name: "Group", username: "GroupAnonymousBot" };
+export const CHANNEL_BOT: TgUser = { id: 136817688, is_bot: true, first_name: "Channel", username: "Channel_Bot" };
+export const TELEGRAM_SERVICE: TgUser = { id: 777000, is_bot: false, first_name: "Telegram" };
 
 export interface InjectedUpdate {
   update: TgUpdate;
@@ -69,8 +81,10 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
   let lastUserUpdate: TgUpdate | undefined;
 
   function userMessage(input: UserMessageInput): InjectedUpdate & { message: TgMessage } {
-    const from: TgUser = { ...DEFAULT_USER, ...input.from, is_bot: input.from?.is_bot ?? false };
-    const chat: TgChat = input.chat ?? { id: from.id, type: "private", first_name: from.first_name, ...(from.username ? { username: from.username } : {}) };
+    const person: TgUser = { ...DEFAULT_USER, ...input.from, is_bot: input.from?.is_bot ?? false };
+    const chat: TgChat = input.chat ?? { id: person.id, type: "private", first_name: person.first_name, ...(person.username ? { username: person.username } : {}) };
+    const senderChat = input.automaticForwardFrom ?? input.senderChat;
+    const from: TgUser = input.automaticForwardFrom ? TELEGRAM_SERVICE : senderChat ? (senderChat.id === chat.id ? GROUP_ANONYMOUS_BOT : CHANNEL_BOT) : person;
     state.rememberChat(chat);
     const entities: TgEntity[] = [];
     let text = input.text;
@@ -95,6 +109,8 @@ export async function startTelegramEmulator(options: TelegramEmulatorOptions = {
       ...(entities.length > 0 ? { entities } : {}),
       ...(input.topicId !== undefined ? { message_thread_id: input.topicId, is_topic_message: true } : chain !== undefined ? { message_thread_id: chain } : {}),
       ...(replyTo ? { reply_to_message: replyTo } : {}),
+      ...(senderChat ? { sender_chat: senderChat } : {}),
+      ...(input.automaticForwardFrom ? { is_automatic_forward: true } : {}),
     };
     state.storeMessage(message);
     const injected = state.enqueue({ message });

@@ -67,6 +67,9 @@ export interface TgMessage {
   /** The raw text as the bot sent it, before parse_mode was applied (emulator-only field). */
   sentText?: string;
   parseMode?: string;
+  /** The chat a message was sent on behalf of (anonymous admin, channel), and Telegram's own forwards. */
+  sender_chat?: TgChat;
+  is_automatic_forward?: boolean;
   /** Service messages of a group's upgrade to a supergroup. */
   migrate_to_chat_id?: number;
   migrate_from_chat_id?: number;
