@@ -18,6 +18,8 @@ export const SlackMessageEventSchema = z.object({
   ts: z.string().min(1),
   thread_ts: z.string().optional(),
   parent_user_id: z.string().optional(),
+  // Files shared with the message (subtype file_share): only their names are read.
+  files: z.array(z.looseObject({ name: z.string().nullish(), title: z.string().nullish() })).optional().catch(undefined),
 });
 export type SlackMessageEvent = z.infer<typeof SlackMessageEventSchema>;
 
@@ -80,6 +82,18 @@ export function decodeSlackText(text: string): string {
     .replace(/&amp;/g, "&");
 }
 
+/**
+ * The text with a line saying which files came with it, which the bot cannot open: so a file shared
+ * without a word still gets an answer, and the model does not pretend to have read one.
+ */
+function withFiles(text: string, files: SlackMessageEvent["files"]): string {
+  if (!files?.length) return text;
+  const names = files.map((f) => f.name || f.title || "a file");
+  const list = names.length === 1 ? `a file (${names[0]})` : `${names.length} files (${names.join(", ")})`;
+  const note = `(shared ${list}. This bot reads the text of messages only; it cannot open files.)`;
+  return text.trim() ? `${text}\n${note}` : note;
+}
+
 /** Builds the envelope for a person's message; the same post always gets the id `<channel>:<ts>`. */
 export async function toEnvelope(event: SlackMessageEvent, ctx: InboundContext): Promise<IngressEnvelope> {
   const user = event.user!;
@@ -88,7 +102,8 @@ export async function toEnvelope(event: SlackMessageEvent, ctx: InboundContext):
   const isReply = event.thread_ts !== undefined && event.thread_ts !== event.ts;
   const repliedToBot = isReply && event.parent_user_id === ctx.botUserId;
   const mentionsBot = new RegExp(`<@${ctx.botUserId}(?:\\|[^>]*)?>`).test(event.text);
-  const [text, name] = await Promise.all([ctx.readableText(stripBotMention(event.text, ctx.botUserId)), ctx.senderName(user)]);
+  const [said, name] = await Promise.all([ctx.readableText(stripBotMention(event.text, ctx.botUserId)), ctx.senderName(user)]);
+  const text = withFiles(said, event.files);
   return parseEnvelope({
     id: `${event.channel}:${event.ts}`,
     channel: ctx.channel,

@@ -60,6 +60,16 @@ describe("Slack inbound (Socket Mode)", () => {
     expect(env.text).toBe("what is up");
   });
 
+  it("says which files were shared, so a file sent without a word still gets an answer", async () => {
+    await h.emulator.userPosts({ user: ALICE, channel: `D${ALICE}`, text: "", files: [{ name: "q3-report.pdf" }] });
+    await h.emulator.userPosts({ user: ALICE, channel: `D${ALICE}`, text: "what do these say?", files: [{ name: "a.png" }, { name: "b.png" }] });
+    await until(() => sink.envelopes[1]);
+    expect(sink.envelopes.map((e) => e.text)).toEqual([
+      "(shared a file (q3-report.pdf). This bot reads the text of messages only; it cannot open files.)",
+      "what do these say?\n(shared 2 files (a.png, b.png). This bot reads the text of messages only; it cannot open files.)",
+    ]);
+  });
+
   it("marks a follow-up in a thread the bot posted in, without a mention", async () => {
     const first = await h.userSays("start");
     await h.adapter.port.send({ channel: "slack", conversationId: GENERAL, threadId: first.threadId }, { text: "on it" });

@@ -42,6 +42,8 @@ export interface UserPost {
   subtype?: string;
   /** Post as another app's bot (bot_id set, subtype bot_message). */
   asBot?: boolean;
+  /** Files shared with the message: the event is then subtype `file_share` and carries them. */
+  files?: Array<{ name: string; filetype?: string }>;
 }
 
 export interface SlackEmulator {
@@ -147,7 +149,12 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         channel: post.channel, ts: world.nextTs(), threadTs: post.threadTs, user: post.user, text: post.text,
         ...(post.asBot ? { botId: `B${post.user}` } : {}),
       });
-      lastEvents = eventsForPost(world, message, subscriptions, post.subtype ? { subtype: post.subtype } : {});
+      const files = post.files?.map((f, i) => ({
+        id: `F0${message.ts.replace(".", "")}${i}`, name: f.name, title: f.name, filetype: f.filetype ?? f.name.split(".").pop() ?? "binary",
+        mimetype: "application/octet-stream", user: post.user, mode: "hosted", is_external: false,
+      }));
+      const extra = files?.length ? { subtype: "file_share", files, upload: true } : post.subtype ? { subtype: post.subtype } : {};
+      lastEvents = eventsForPost(world, message, subscriptions, extra);
       retries = 0;
       const deliveries: Delivery[] = [];
       for (const ev of lastEvents) deliveries.push(await deliver("events_api", ev, opts));
