@@ -75,3 +75,31 @@ describe("splitMessage", () => {
     for (const line of lines) expect(parts.some((p) => p.split("\n").includes(line))).toBe(true);
   });
 });
+
+describe("splitting a Markdown table", () => {
+  const header = "| host | state | uptime |\n|------|:-----:|-------:|";
+  const rows = Array.from({ length: 120 }, (_, i) => `| web-${String(i).padStart(3, "0")} | ok | ${i} d |`);
+  const text = `Here is the fleet:\n\n${header}\n${rows.join("\n")}\n\nAll hosts are up.`;
+
+  it("starts every part that goes on with the table's rows with its header again, losing and doubling no row", () => {
+    const parts = splitMessage(text, 1000);
+    expect(parts.length).toBeGreaterThan(2);
+    for (const part of parts) expect(part.length).toBeLessThanOrEqual(1000);
+    const withRows = parts.filter((p) => p.includes("| web-"));
+    for (const part of withRows) {
+      const lines = part.split("\n");
+      const first = lines.findIndex((l) => l.startsWith("| web-"));
+      expect(lines.slice(first - 2, first).join("\n")).toBe(header);
+    }
+    const seen = parts.flatMap((p) => p.split("\n").filter((l) => l.startsWith("| web-")));
+    expect(seen).toEqual(rows);
+    expect(parts.at(-1)).toMatch(/All hosts are up\.$/);
+    expect(parts.join("\n").split(header).length - 1).toBe(withRows.length);
+  });
+
+  it("does not take pipes in a code block for a table", () => {
+    const code = ["```", "a | b", "--- | ---", ...Array.from({ length: 80 }, (_, i) => `x${i} | y${i}`), "```"].join("\n");
+    const parts = splitMessage(code, 500);
+    expect(parts.slice(1).every((p) => p.startsWith("```\n") && !p.startsWith("```\na | b"))).toBe(true);
+  });
+});

@@ -50,4 +50,25 @@ describe("markdown sent to Discord", () => {
     }
     expect(shown.join("\n").split("\n").filter((l) => l.startsWith("if (a"))).toEqual(lines);
   });
+
+  it("delivers a long table as several messages, each a laid-out table with its header, no row lost", async () => {
+    const { s, posted, target } = await threadTarget();
+    const log = silentLogger();
+    const delivery = new Delivery(log, createObserver(log));
+    delivery.addChannel("discord", { port: s.h.adapter.port, maxMessageChars: 2000, pacing: s.h.adapter.pacing });
+    const rows = Array.from({ length: 90 }, (_, i) => `| web-${String(i).padStart(3, "0")} | ok | ${i} days |`);
+    await delivery.send(target, `Fleet:\n\n| host | state | uptime |\n|---|---|---|\n${rows.join("\n")}\n\nAll up.`);
+
+    const shown = (await s.h.botMessages(posted.conversationId, posted.threadId)).map((m) => m.text);
+    const tables = shown.filter((t) => t.includes("web-"));
+    expect(tables.length).toBeGreaterThan(1);
+    for (const text of tables) {
+      expect(text.length).toBeLessThanOrEqual(2000);
+      expect(text).not.toMatch(/^\|/m);
+      expect(text).toMatch(/^```\nhost +\| state +\| uptime\n/m);
+    }
+    const hosts = tables.join("\n").match(/web-\d{3}/g);
+    expect(hosts).toEqual(rows.map((r) => r.slice(2, 9)));
+    expect(s.h.emulator.calls.filter((c) => c.route === "createMessage" && c.status !== 200)).toEqual([]);
+  });
 });
