@@ -52,9 +52,12 @@ type Mode = "native" | "text";
 
 /** A stream that ended before the reply was whole (connection cut, no finish reason). */
 class StreamDropped extends Error {
-  constructor(cause?: unknown) {
+  /** A chunk of the stream could not be read (after good ones): a broken stream, not a wrong endpoint. */
+  readonly garbled: boolean;
+  constructor(cause?: unknown, garbled = false) {
     super("the model stream ended before the reply was complete", { cause });
     this.name = "StreamDropped";
+    this.garbled = garbled;
   }
 }
 
@@ -121,7 +124,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             continue;
           }
           log.warn({ shown: shown.any, cause: describeCause(error), ms: Date.now() - started }, "the model stream was cut short");
-          throw droppedError(shown.any);
+          throw droppedError(shown.any, error.garbled);
         }
         const repair = repaired || ctx.aborted ? undefined : repairFor(error, messages, mode);
         if (repair) {
@@ -196,7 +199,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         signal,
       );
     } catch (error) {
-      const cut = !request.signal?.aborted && !ctx.idleTimedOut && !(error instanceof APIError) && !(error instanceof SyntaxError) && !(error instanceof z.ZodError);
+      const unreadable = error instanceof SyntaxError || error instanceof z.ZodError;
+      // Good chunks, then one that is not JSON or not a chunk: the stream broke (a proxy, a server bug).
+      if (unreadable && assembler.chunkCount > 0 && !request.signal?.aborted && !ctx.idleTimedOut) throw new StreamDropped(error, true);
+      const cut = !request.signal?.aborted && !ctx.idleTimedOut && !(error instanceof APIError) && !unreadable;
       // A connection lost after the last chunk said the reply was complete loses nothing.
       if (!cut) throw error;
       if (!assembler.finished) throw new StreamDropped(error);
@@ -296,9 +302,10 @@ class ModelSdk extends OpenAI {
 }
 
 /** The message for a reply cut short: said plainly, and what to do. */
-function droppedError(shown: boolean): ModelError {
+function droppedError(shown: boolean, garbled: boolean): ModelError {
   const tail = shown ? "; the text shown so far is incomplete. Ask again." : " and retrying did not help. Ask again in a moment.";
-  return new ModelError("dropped", `the model connection dropped before the answer was complete${tail}`);
+  const what = garbled ? "the model endpoint sent an unreadable piece of its streamed answer (not a chat completion chunk)" : "the model connection dropped";
+  return new ModelError("dropped", `${what} before the answer was complete${tail}`);
 }
 
 /** Waits between attempts after a cut stream: 0.5 s, doubling, at most 8 s (as the SDK does for a 5xx). */

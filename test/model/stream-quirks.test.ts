@@ -225,4 +225,17 @@ describe("a stream cut short", () => {
     const error = await failure(client().complete({ messages: ASK }));
     expect(error.kind).toBe("dropped");
   });
+
+  it("asks again when a chunk mid-stream is not JSON, and says the stream was unreadable (not that the endpoint is wrong) when that persists", async () => {
+    const good = 'data: {"choices":[{"index":0,"delta":{"content":"Half"},"finish_reason":null}]}\n\n';
+    const broken = { sse: [good, 'data: {"choices":[{"index":0,"delta":{"content":"an\n\n', "data: [DONE]\n\n"] };
+    fixture.emulator.script(broken, { text: "Whole answer." });
+    expect((await client({ maxRetries: 1 }).complete({ messages: ASK })).text).toBe("Whole answer.");
+    expect(fixture.emulator.requests).toHaveLength(2);
+
+    fixture.emulator.script(broken, broken);
+    const error = await failure(client({ maxRetries: 1 }).complete({ messages: ASK }));
+    expect(error.kind).toBe("dropped");
+    expect(error.message).toBe("the model endpoint sent an unreadable piece of its streamed answer (not a chat completion chunk) before the answer was complete and retrying did not help. Ask again in a moment.");
+  });
 });
