@@ -55,16 +55,45 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
   const upgraded = new LruMap<string, string>({ max: 10_000 });
   const chatIdOf = (target: ReplyTarget) => chatIdFrom(upgraded.get(target.conversationId) ?? target.conversationId);
 
-  /** Runs a call against the target's chat, and once more in the supergroup it became, if it did. */
-  async function inChat<T>(target: ReplyTarget, call: (chatId: number | string) => Promise<T>): Promise<T> {
+  /** Notes the supergroup a group became, when a refusal says so; its id if it did. */
+  function followed(target: ReplyTarget, error: unknown): number | undefined {
+    const to = migratedTo(error);
+    if (to === undefined) return undefined;
+    if (upgraded.get(target.conversationId) !== String(to)) log.info({ from: target.conversationId, to }, "telegram group became a supergroup; following it");
+    upgraded.set(target.conversationId, String(to));
+    return to;
+  }
+
+  /**
+   * Posts in the target's chat, and once more in the supergroup it became, if it did. `moved`: the
+   * chat is not the target's own, where its message ids mean nothing (no reply, no topic).
+   */
+  async function postIn<T>(target: ReplyTarget, call: (chatId: number | string, moved: boolean) => Promise<T>): Promise<T> {
+    const place = (chat: number | string) => call(chat, String(chat) !== target.conversationId);
     try {
-      return await call(chatIdOf(target));
+      return await place(chatIdOf(target));
     } catch (error) {
-      const to = migratedTo(error);
+      const to = followed(target, error);
       if (to === undefined) throw error;
-      upgraded.set(target.conversationId, String(to));
-      log.info({ from: target.conversationId, to }, "telegram group became a supergroup; following it");
-      return await call(to);
+      return await place(to);
+    }
+  }
+
+  /**
+   * A message's id for the core: the bare message id in the target's own chat, `<chat>:<id>` in the
+   * supergroup it became (message ids start afresh there, so a bare id could name another message).
+   */
+  const idOf = (target: ReplyTarget, sent: { chat: { id: number }; message_id: number }) =>
+    String(sent.chat.id) === target.conversationId ? String(sent.message_id) : `${sent.chat.id}:${sent.message_id}`;
+
+  /** Edits the message `messageId` names, in the chat it was posted in; never in a chat it was not. */
+  async function editIn<T>(target: ReplyTarget, messageId: string, call: (chatId: number | string, id: number) => Promise<T>): Promise<T> {
+    const moved = /^(-?\d+):(\d+)$/.exec(messageId);
+    try {
+      return await call(moved ? Number(moved[1]) : chatIdFrom(target.conversationId), Number(moved ? moved[2] : messageId));
+    } catch (error) {
+      followed(target, error);
+      throw error;
     }
   }
 
@@ -88,23 +117,22 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
     async send(target, message): Promise<SentMessage> {
       const keyboard = message.buttons?.length ? { reply_markup: buttonKeyboard(message.buttons) } : {};
       const sent = await withPlainFallback(message, (text, parse_mode) =>
-        inChat(target, (chat) => api.sendMessage(chat, text, {
+        postIn(target, (chat, moved) => api.sendMessage(chat, text, {
           ...(parse_mode ? { parse_mode } : {}),
           ...keyboard,
-          ...threadOf(target),
-          ...replyOf(target),
+          ...(moved ? {} : { ...threadOf(target), ...replyOf(target) }),
           link_preview_options,
         })),
       );
       deps.onPosted(target.conversationId, target.threadId);
-      return { id: String(sent.message_id) };
+      return { id: idOf(target, sent) };
     },
 
     async edit(target, messageId, message): Promise<void> {
       const keyboard = message.buttons ? { reply_markup: buttonKeyboard(message.buttons) } : {};
       try {
         await withPlainFallback(message, (text, parse_mode) =>
-          inChat(target, (chat) => api.editMessageText(chat, Number(messageId), text, {
+          editIn(target, messageId, (chat, id) => api.editMessageText(chat, id, text, {
             ...(parse_mode ? { parse_mode } : {}),
             ...keyboard,
             link_preview_options,
@@ -118,15 +146,14 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
     async requestApproval(target, card): Promise<SentMessage> {
       const reply_markup = approvalKeyboard(card);
       try {
-        const sent = await inChat(target, (chat) => api.sendMessage(chat, approvalCardHtml(card), {
+        const sent = await postIn(target, (chat, moved) => api.sendMessage(chat, approvalCardHtml(card), {
           parse_mode: "HTML",
           reply_markup,
           link_preview_options,
-          ...threadOf(target),
-          ...replyOf(target),
+          ...(moved ? {} : { ...threadOf(target), ...replyOf(target) }),
         }));
         deps.onPosted(target.conversationId, target.threadId);
-        return { id: String(sent.message_id) };
+        return { id: idOf(target, sent) };
       } catch (error) {
         throw toPortError(error);
       }
@@ -134,7 +161,7 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
 
     async resolveApproval(target, messageId, card, resolution): Promise<void> {
       try {
-        await inChat(target, (chat) => api.editMessageText(chat, Number(messageId), resolvedCardHtml(card, resolution), {
+        await editIn(target, messageId, (chat, id) => api.editMessageText(chat, id, resolvedCardHtml(card, resolution), {
           parse_mode: "HTML",
           reply_markup: { inline_keyboard: [] },
           link_preview_options,
@@ -147,13 +174,15 @@ export function createTelegramPort(deps: TelegramPortDeps): OutboundPort {
 
     // Only supergroups and channels have links to their messages (t.me/c/<id without -100>/<message>).
     async permalink(target, messageId): Promise<string | undefined> {
-      const chat = /^-100(\d+)$/.exec(upgraded.get(target.conversationId) ?? target.conversationId);
-      return chat && /^\d+$/.test(messageId) ? `https://t.me/c/${chat[1]}/${messageId}` : undefined;
+      const moved = /^(-?\d+):(\d+)$/.exec(messageId);
+      const chat = /^-100(\d+)$/.exec(moved ? moved[1]! : target.conversationId);
+      const id = moved ? moved[2]! : messageId;
+      return chat && /^\d+$/.test(id) ? `https://t.me/c/${chat[1]}/${id}` : undefined;
     },
 
     async typing(target): Promise<void> {
       try {
-        await inChat(target, (chat) => api.sendChatAction(chat, "typing", threadOf(target)));
+        await postIn(target, (chat, moved) => api.sendChatAction(chat, "typing", moved ? {} : threadOf(target)));
       } catch (error) {
         throw toPortError(error);
       }
