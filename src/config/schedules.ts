@@ -34,8 +34,15 @@ export const ScheduleSchema = z
     approvalsTo: ConversationRefSchema.optional(),
   })
   .superRefine((s, ctx) => {
+    if (s.timezone !== undefined && !isTimeZone(s.timezone)) {
+      ctx.addIssue({ code: "custom", path: ["timezone"], message: `not an IANA time zone: "${s.timezone}" (e.g. "Europe/Berlin", "America/New_York", "UTC")` });
+      return;
+    }
     try {
-      new Cron(s.cron, { paused: true, timezone: s.timezone });
+      // A valid expression for a date that does not exist (30 February) would never fire.
+      if (!new Cron(s.cron, { paused: true, timezone: s.timezone }).nextRun()) {
+        ctx.addIssue({ code: "custom", path: ["cron"], message: `"${s.cron}" never fires (no such date)` });
+      }
     } catch (err) {
       ctx.addIssue({ code: "custom", path: ["cron"], message: `not a valid cron expression: ${(err as Error).message}` });
     }
@@ -44,6 +51,16 @@ export const ScheduleSchema = z
     }
   });
 export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
+
+/** Whether the platform knows `name` as a time zone (what croner converts with). */
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return name.trim() !== "";
+  } catch {
+    return false;
+  }
+}
 
 /** Every schedule, names unique. */
 export const SchedulesSchema = z.array(ScheduleSchema).default([]).superRefine((list, ctx) => {

@@ -116,8 +116,16 @@ export class Scheduler {
 
   /** Runs the most recent tick missed while the bot was down, if it is less than one period late. */
   private async catchUp(schedule: ScheduleConfig, job: Cron, now: Date): Promise<void> {
-    const [missed] = job.previousRuns(1, now);
-    const next = job.nextRun(now);
+    let missed: Date | undefined;
+    let next: Date | null;
+    try {
+      [missed] = job.previousRuns(1, now);
+      next = job.nextRun(now);
+    } catch (err) {
+      // croner cannot look back across some rare expressions (29 February): the schedule still runs from now on.
+      this.o.log.warn({ schedule: schedule.name, err: (err as Error).message }, "could not work out a tick missed while the bot was down; none is run");
+      return;
+    }
     if (!missed || !next) return;
     const last = await this.o.store.getValue(`${SCHEDULE_LAST}${schedule.name}`);
     const lastAt = last ? Date.parse((JSON.parse(last) as { at: string }).at) : undefined;

@@ -94,6 +94,15 @@ describe("scheduled turns", () => {
     expect(bot.output()).toMatch(/schedules\.0\.cron: not a valid cron expression/);
   });
 
+  it("starts with a schedule that fires only on 29 February, and lists its next run", async () => {
+    model = await startOpenAIEmulator();
+    const bot = await botWithSchedules({ schedules: [{ name: "leap", cron: "0 0 29 2 *", prompt: "leap day report", deliverTo: `telegram:${REPORTS}` }] });
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+    expect(bot.child.exitCode).toBeNull();
+    const env = { GATEHOUSE_CONFIG: path.join(dir, "gatehouse.json"), GATEHOUSE_DATA_DIR: path.join(bot.dataDir, "data"), OPENAI_BASE_URL: model.baseURL };
+    expect((await runCli(["schedules", "list"], env)).stdout).toMatch(/^leap .*\n\s+next 2028-02-29T00:00:00/m);
+  });
+
   it("runs a schedule now when asked from the command line, and lists its last run", async () => {
     model = await startOpenAIEmulator();
     model.setFallback(() => ({ text: "Quarterly numbers: up." }));
