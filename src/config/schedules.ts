@@ -27,7 +27,7 @@ export const ScheduleSchema = z
     /** IANA time zone the expression is read in (default: the machine's). */
     timezone: z.string().optional(),
     /** What the bot is asked at each tick. */
-    prompt: z.string().min(1).max(8000),
+    prompt: z.string().min(1).max(8000).refine((p) => p.trim() !== "", "must not be blank"),
     /** Where the answer and its progress go. */
     deliverTo: ConversationRefSchema,
     /** Where approval cards go; without it, calls that need a person are denied ("no approval channel here"). */

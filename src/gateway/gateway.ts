@@ -214,7 +214,8 @@ export class Gateway {
       ev("envelope.empty");
       return this.say(env, "I got an empty message. Write what you need, e.g. \"summarize this thread\".");
     }
-    const command = parseBotCommand(env.text);
+    // A task's prompt (a schedule's, an API call's) is always a prompt, even one that starts with "/".
+    const command = env.origin ? undefined : parseBotCommand(env.text);
     if (command === "always") {
       ev("command", { command });
       return this.listAlways(env, sessionKey, runtime);
@@ -236,6 +237,11 @@ export class Gateway {
     const inflight = inflightRecord(env, sessionKey, acceptedAt);
     if (this.replicas) return this.acceptShared(env, sessionKey, acceptedAt, inflightKey, JSON.stringify(inflight));
     const busy = this.lanes.busy(sessionKey);
+    // A schedule's tick while its previous run still goes (or waits its turn) is skipped, not stacked.
+    if (busy && env.origin?.kind === "schedule") {
+      ev("schedule.skipped", { schedule: env.origin.name, reason: "the previous run is still going" });
+      return;
+    }
     await this.o.store.setValue(inflightKey, JSON.stringify(inflight));
     // The "queued" notice waits a moment: a message whose turn starts within it needs none (and a busy
     // chat's rate limit is spent on answers, not notices).
@@ -251,11 +257,12 @@ export class Gateway {
     if (!queued.accepted) {
       await this.o.store.deleteValue(inflightKey);
       ev("lane.full", { waiting: queued.waiting });
-      this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
+      // Nobody typed a task's prompt: the notices, meant for a person, would only clutter its report.
+      if (!env.origin) this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
       return;
     }
     ev("lane.queued", { ahead: queued.ahead });
-    if (busy && !started) {
+    if (busy && !started && !env.origin) {
       notice = setTimeout(() => this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId), QUEUED_NOTICE_DELAY_MS);
       notice.unref();
     }
@@ -269,11 +276,11 @@ export class Gateway {
     const accepted = await replicas.accept(env, sessionKey, acceptedAt, { maxQueued: this.o.maxQueuedPerSession, mark: { key: inflightKey, value: inflight } });
     if (!accepted.queued) {
       this.o.observer.emit({ event: "lane.full", traceId, sessionKey });
-      this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
+      if (!env.origin) this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
       return;
     }
     this.o.observer.emit({ event: "lane.queued", traceId, sessionKey, ahead: accepted.ahead });
-    if (accepted.busy) this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId);
+    if (accepted.busy && !env.origin) this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId);
   }
 
   /**

@@ -50,20 +50,53 @@ export class Scheduler {
   private readonly jobs: Cron[] = [];
   private poll?: NodeJS.Timeout;
 
-  /** Scheduled turns started here, by trace id, so their outcome can be recorded (bounded). */
-  private readonly inFlight = new Map<string, { name: string; at: string }>();
+  /**
+   * Scheduled turns started here, by trace id, so their outcome can be recorded (bounded); with the
+   * schedule's last run as it stood before, put back if the tick does not run after all.
+   */
+  private readonly inFlight = new Map<string, { name: string; at: string; before?: string }>();
 
   constructor(options: SchedulerOptions) {
     this.o = options;
     options.observer.listen((e) => {
       if (typeof e.traceId !== "string" || !this.inFlight.has(e.traceId)) return;
       const run = this.inFlight.get(e.traceId)!;
-      // Another replica took the tick, or the conversation was too busy: this one has nothing in flight.
-      if (e.event === "dedupe.dropped" || e.event === "lane.full" || e.event === "turn.skipped") this.inFlight.delete(e.traceId);
-      if (e.event !== "turn.finish") return;
-      this.inFlight.delete(e.traceId);
-      void this.o.store.setValue(`${SCHEDULE_LAST}${run.name}`, JSON.stringify({ at: run.at, outcome: String(e.status) })).catch(() => {});
+      // Another replica took the tick: its record is its own.
+      if (e.event === "dedupe.dropped") this.inFlight.delete(e.traceId);
+      // The previous run still goes, or the conversation was too busy: the tick did not run.
+      if (e.event === "lane.full" || e.event === "turn.skipped" || e.event === "schedule.skipped") {
+        this.inFlight.delete(e.traceId);
+        void this.record(run, run.before);
+      }
+      // The outcome once the turn ends; once its answer was posted (or could not be), that too.
+      if (e.event === "turn.finish") void this.record(run, JSON.stringify({ at: run.at, outcome: String(e.status) }));
+      if (e.event === "reply.delivered" || e.event === "reply.failed") {
+        this.inFlight.delete(e.traceId);
+        const outcome = e.event === "reply.failed" ? `${String(e.status)}, answer not delivered` : String(e.status);
+        void this.record(run, JSON.stringify({ at: run.at, outcome }));
+      }
     });
+  }
+
+  /** Writes a run's record, unless a later run's is there already (runs may end out of order); one write at a time. */
+  private record(run: { name: string; at: string }, value: string | undefined): Promise<void> {
+    this.writes = this.writes.then(() => this.write(run, value));
+    return this.writes;
+  }
+
+  private writes: Promise<void> = Promise.resolve();
+
+  private async write(run: { name: string; at: string }, value: string | undefined): Promise<void> {
+    const key = `${SCHEDULE_LAST}${run.name}`;
+    try {
+      const stored = await this.o.store.getValue(key);
+      const storedAt = stored ? Date.parse((JSON.parse(stored) as { at: string }).at) : undefined;
+      if (storedAt !== undefined && storedAt > Date.parse(run.at)) return;
+      if (value === undefined) await this.o.store.deleteValue(key);
+      else await this.o.store.setValue(key, value);
+    } catch {
+      // The record is for `schedules list` and the catch-up at start; a lost write costs neither a run.
+    }
   }
 
   /** Arms every schedule whose channel runs here, and runs the ticks missed while the bot was down. */
@@ -168,7 +201,8 @@ export class Scheduler {
     if (!env) return;
     this.o.observer.emit({ event: "schedule.tick", traceId: env.traceId, schedule: schedule.name, tick: tick.toISOString(), id });
     if (this.inFlight.size > 1000) this.inFlight.clear();
-    this.inFlight.set(env.traceId!, { name: schedule.name, at: tick.toISOString() });
+    const before = await this.o.store.getValue(`${SCHEDULE_LAST}${schedule.name}`);
+    this.inFlight.set(env.traceId!, { name: schedule.name, at: tick.toISOString(), ...(before ? { before } : {}) });
     await this.o.store.setValue(`${SCHEDULE_LAST}${schedule.name}`, JSON.stringify({ at: tick.toISOString(), outcome: "started" }));
     await this.o.run(env).catch((err: Error) => this.o.log.error({ schedule: schedule.name, err: err.message }, "scheduled turn could not start"));
   }

@@ -23,7 +23,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 const WAIT_MS = 110_000;
 
 const TurnRequestSchema = z.strictObject({
-  prompt: z.string().min(1).max(8000),
+  prompt: z.string().min(1).max(8000).refine((p) => p.trim() !== "", "must not be blank"),
   deliverTo: ConversationRefSchema,
   approvalsTo: ConversationRefSchema.optional(),
   /** Names the caller in logs and its policy subject (`api:<name>`). */
@@ -34,9 +34,12 @@ const TurnRequestSchema = z.strictObject({
 /** How a triggered turn stands, as stored and as `GET /v1/turns/<id>` answers. */
 interface TurnRecord {
   id: string;
-  status: "running" | "done" | "failed" | "cancelled" | "stopped";
+  /** "refused": the gateway turned the call away before any turn (access rules, a full queue). */
+  status: "running" | "done" | "failed" | "cancelled" | "stopped" | "refused";
   deliverTo: string;
   answer?: string;
+  /** False when the answer could not be posted to `deliverTo` (a chat the bot cannot post in). */
+  delivered?: boolean;
   /** Where the turn's history is (for the replica that finishes it). */
   sessionKey?: string;
 }
@@ -58,29 +61,35 @@ export interface TurnsApiOptions {
 export function mountTurnsApi(http: HttpRoutes, o: TurnsApiOptions): void {
   const waiting = new Map<string, (record: TurnRecord) => void>();
   const running = new Map<string, { sessionKey: string; deliverTo: string }>();
+  /** Events that end a call: its answer posted (or not), or the gateway turning it away. */
+  const ENDS = new Set(["reply.delivered", "reply.failed", "access.refused", "lane.full"]);
   o.observer.listen((e) => {
     // The reply is posted after the turn's history is written: its answer is the session's last message.
-    if ((e.event !== "reply.delivered" && e.event !== "reply.failed") || typeof e.traceId !== "string") return;
+    if (!ENDS.has(e.event) || typeof e.traceId !== "string") return;
     const id = e.traceId;
-    const status = String(e.status) as TurnRecord["status"];
+    const refused = e.event === "access.refused" || e.event === "lane.full";
+    const status = refused ? "refused" : (String(e.status) as TurnRecord["status"]);
+    const delivered = refused ? undefined : e.event === "reply.delivered";
     const turn = running.get(id);
     if (turn) {
       running.delete(id);
-      void finish(id, turn, status);
+      void finish(id, turn, status, delivered);
     } else if (API_ID.test(id)) {
       // With replicas, a call accepted elsewhere may have run here: its record says where its session is.
       void o.store.getValue(`${RECORD}${id}`).then((stored) => {
         const record = stored ? (JSON.parse(stored) as TurnRecord) : undefined;
-        if (record?.status === "running" && record.sessionKey) return finish(id, { sessionKey: record.sessionKey, deliverTo: record.deliverTo }, status);
+        if (record?.status === "running" && record.sessionKey) return finish(id, { sessionKey: record.sessionKey, deliverTo: record.deliverTo }, status, delivered);
       }).catch(() => {});
     }
   });
 
-  const finish = async (id: string, turn: { sessionKey: string; deliverTo: string }, status: TurnRecord["status"]) => {
+  const finish = async (id: string, turn: { sessionKey: string; deliverTo: string }, status: TurnRecord["status"], delivered: boolean | undefined) => {
     // The answer is the turn's last message in its session (the history is written as the turn ends).
-    const [last] = await o.store.loadHistory(turn.sessionKey, 1).catch(() => []);
+    const [last] = status === "refused" ? [] : await o.store.loadHistory(turn.sessionKey, 1).catch(() => []);
     const answer = last?.role === "assistant" && typeof last.content === "string" ? last.content : undefined;
-    const record: TurnRecord = { id, status, deliverTo: turn.deliverTo, sessionKey: turn.sessionKey, ...(answer ? { answer } : {}) };
+    const record: TurnRecord = {
+      id, status, deliverTo: turn.deliverTo, sessionKey: turn.sessionKey, ...(answer ? { answer } : {}), ...(delivered === undefined ? {} : { delivered }),
+    };
     await o.store.setValue(`${RECORD}${id}`, JSON.stringify(record)).catch(() => {});
     waiting.get(id)?.(record);
   };

@@ -86,6 +86,19 @@ describe("scheduled turns", () => {
     expect(readFileSync(path.join(bot.dataDir, "data", "workspace", "weekly.txt"), "utf8")).toBe("done");
   });
 
+  it("skips a tick while the previous run still goes, without posting notices meant for a person into the report", async () => {
+    model = await startOpenAIEmulator();
+    model.script({ hang: true });
+    model.setFallback(() => ({ text: "Pulse: fine." }));
+    const bot = await botWithSchedules({
+      model: { timeoutMs: 5000, maxRetries: 0 },
+      schedules: [{ name: "pulse", cron: "*/2 * * * * *", prompt: "pulse check", deliverTo: `telegram:${REPORTS}` }],
+    });
+    await waitUntil(() => expect(texts(REPORTS).join("\n")).toContain("Pulse: fine."), { timeout: 20_000 });
+    expect(bot.output()).toMatch(/"event":"schedule\.skipped".*"reason":"the previous run is still going"/);
+    expect(texts(REPORTS).join("\n")).not.toMatch(/Queued|Still busy/);
+  });
+
   it("refuses to start with an invalid cron expression, naming the key", async () => {
     model = await startOpenAIEmulator();
     const bot = await botWithSchedules({ schedules: [{ name: "bad", cron: "every morning", prompt: "x", deliverTo: `telegram:${REPORTS}` }] });

@@ -78,4 +78,20 @@ describe("POST /v1/turns", () => {
     expect(((await bad.json()) as { error: string }).error).toMatch(/invalid request/);
     expect((await post(base, { prompt: "x", deliverTo: "slack:C1" })).status).toBe(400);
   });
+
+  it("runs a prompt that starts with '/' as a prompt, refuses a blank one, and says when the answer could not be delivered", async () => {
+    const base = await startWithApi();
+    const slash = await post(base, { prompt: "/status", deliverTo: `telegram:${CHAT}`, wait: true });
+    expect(slash.status).toBe(200);
+    expect(await slash.json()).toMatchObject({ status: "done", answer: "deploy check: unknown", delivered: true });
+    expect((model.requests.at(-1)!.body.messages as Array<{ content: string }>).at(-1)!.content).toMatch(/\] \/status$/);
+
+    const blank = await post(base, { prompt: "   ", deliverTo: `telegram:${CHAT}` });
+    expect(blank.status).toBe(400);
+    expect(((await blank.json()) as { error: string }).error).toBe("invalid request: prompt: must not be blank");
+
+    const lost = await post(base, { prompt: "check the deploy", deliverTo: "telegram:-999999", wait: true });
+    expect(lost.status).toBe(200);
+    expect(await lost.json()).toMatchObject({ status: "done", answer: "deploy check: green", delivered: false });
+  });
 });
