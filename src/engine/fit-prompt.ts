@@ -184,6 +184,15 @@ export class PromptFitter {
     return this.#after;
   }
 
+  /**
+   * Leaves the oldest `count` messages after the checkpoint out of this turn's requests, when they
+   * could not be summarized: the turn is answered, and the next one tries the summary again.
+   */
+  #leaveOut(setup: Setup, count: number): void {
+    const after = this.#afterCheckpoint(setup);
+    this.#after = { ...after, rest: after.rest.slice(count), covered: after.covered + count };
+  }
+
   /** The system message with the summary: one object per system message and summary, so it is measured once. */
   #withSummary(system: ChatMessage, summary: string | undefined): ChatMessage {
     const last = this.#summed;
@@ -224,12 +233,27 @@ export class PromptFitter {
       cut = fits ?? rest.length;
     }
     const folded = rest.slice(0, cut);
-    const { summary, requests } = await summarize(exec, {
-      previous: setup.checkpoint?.summary, messages: folded, meter: setup.meter, windowTokens: setup.window, summaryTokens, signal: request.signal,
-    }).catch((err: unknown) => {
+    let summed: Awaited<ReturnType<typeof summarize>>;
+    try {
+      summed = await summarize(exec, {
+        previous: setup.checkpoint?.summary, messages: folded, meter: setup.meter, windowTokens: setup.window, summaryTokens, signal: request.signal,
+      });
+    } catch (err) {
       // Even the summary's transcript, cut to fit by estimate, was refused.
-      throw err instanceof ModelError && err.kind === "context_length" ? this.#overflow(setup, { tokens: 0, budget }) : err;
-    });
+      if (err instanceof ModelError && err.kind === "context_length") throw this.#overflow(setup, { tokens: 0, budget });
+      if (request.signal.aborted || !(err instanceof ModelError)) throw err;
+      // The summary failed (an endpoint error): the person still gets an answer, without those messages this once.
+      exec.log.warn({ traceId: state.traceId, sessionKey: state.sessionKey, reason, err: err.message }, "earlier messages could not be summarized");
+      exec.observer.emit({ event: "context.compact_failed", traceId: state.traceId, sessionKey: state.sessionKey, reason, messages: cut });
+      if (reason === "requested") {
+        state.emit({ type: "notice", text: `⚠️ Could not summarize the earlier conversation (${err.message}); answering without summarizing it.` });
+        return false;
+      }
+      this.#leaveOut(setup, cut);
+      state.emit({ type: "notice", text: `⚠️ Left ${cut} earlier message${cut === 1 ? "" : "s"} out of this answer to fit the model's context window: summarizing them failed (${err.message}).` });
+      return true;
+    }
+    const { summary, requests } = summed;
     const last = covered + cut - 1;
     const checkpoint: CompactionCheckpoint = {
       version: 1, summary, covers: (setup.checkpoint?.covers ?? 0) + cut, anchor: fingerprint(state.history[last]!),

@@ -77,6 +77,26 @@ describe("long threads and the context window", () => {
     expect(late.slice(0, -1).some((m) => m.content.includes("characters cut from the middle"))).toBe(true);
   });
 
+  it("keeps answering when summaries fail (the endpoint errs on them): the oldest messages are left out that once, and summarized when it works again", async () => {
+    fx = await reportFixture();
+    let summariesFail = true;
+    fx.emu.setFallback((r) => (isSummaryRequest(r) && summariesFail ? { status: 500, message: "boom" } : reportModel(r)));
+    const notices: string[] = [];
+    for (let n = 1; n <= 10; n++) {
+      const { outcome, turnEvents } = await fx.turn(`get report ${n}`);
+      expect(outcome, `turn ${n}`).toMatchObject({ status: "done", text: `Read it: END-OF-REPORT-${n}` });
+      notices.push(...turnEvents.flatMap((e) => (e.type === "notice" ? [e.text] : [])));
+    }
+    expect(Math.max(...fx.emu.requests.map((r) => r.promptTokens!))).toBeLessThanOrEqual(WINDOW);
+    expect(fx.events.filter((e) => e.event === "context.compact_failed").length).toBeGreaterThan(0);
+    expect(notices.some((t) => /^⚠️ Left \d+ earlier messages? out of this answer to fit the model's context window: summarizing them failed/.test(t))).toBe(true);
+    expect(fx.events.some((e) => e.event === "context.compacted")).toBe(false);
+
+    summariesFail = false;
+    expect((await fx.turn("get report 11")).outcome).toMatchObject({ status: "done", text: "Read it: END-OF-REPORT-11" });
+    expect(fx.events.some((e) => e.event === "context.compacted")).toBe(true);
+  });
+
   it("after a context_length_exceeded refusal compacts once and retries, and the answer arrives", async () => {
     fx = await reportFixture({ contextTokens: 100_000 });
     for (let n = 1; n <= 3; n++) await fx.turn(`get report ${n}`);
