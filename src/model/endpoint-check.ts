@@ -4,13 +4,20 @@
  * /models route, the server still starting) is only reported: the first turn will say more.
  */
 import { scrubSecrets } from "../observe/scrub.ts";
+import { createHttpFetch } from "./http-fetch.ts";
+
+/**
+ * The model client's own way of fetching: it also takes a base URL with a user and password in it
+ * (a proxy's basic auth), which the global fetch refuses.
+ */
+const fetchLikeTheClient = createHttpFetch();
 
 export type EndpointCheck = { ok: true } | { ok: false; fatal: boolean; message: string };
 
 export async function checkModelEndpoint(baseURL: string, apiKey: string | undefined, timeoutMs = 3000): Promise<EndpointCheck> {
   const url = `${baseURL.replace(/\/+$/, "")}/models`;
   try {
-    const res = await fetch(url, {
+    const res = await fetchLikeTheClient(url, {
       headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -25,6 +32,6 @@ export async function checkModelEndpoint(baseURL: string, apiKey: string | undef
     }
     return res.ok ? { ok: true } : { ok: false, fatal: false, message: `GET ${scrubSecrets(url)} answered HTTP ${res.status}` };
   } catch (err) {
-    return { ok: false, fatal: false, message: `the model endpoint ${scrubSecrets(baseURL)} is not reachable yet: ${(err as Error).message}` };
+    return { ok: false, fatal: false, message: `the model endpoint ${scrubSecrets(baseURL)} is not reachable yet: ${scrubSecrets((err as Error).message)}` };
   }
 }

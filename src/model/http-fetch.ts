@@ -64,11 +64,14 @@ function bodyStream(source: Readable, res: http.IncomingMessage, signal: AbortSi
   let ended = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      // After a cancel (or the end) the controller takes nothing more: bytes still in flight are dropped.
       source.on("data", (chunk: Buffer) => {
+        if (ended) return;
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 1) <= 0) source.pause();
       });
       source.on("end", () => {
+        if (ended) return;
         ended = true;
         controller.close();
       });

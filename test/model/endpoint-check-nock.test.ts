@@ -51,4 +51,14 @@ describe("the model endpoint check (one GET /models)", () => {
     nock(ORIGIN).get("/v1/models").replyWithError({ code: "ECONNREFUSED", message: "connect ECONNREFUSED" });
     expect(await checkModelEndpoint(BASE, undefined)).toMatchObject({ ok: false, fatal: false, message: expect.stringContaining("not reachable yet") });
   });
+
+  it("passes through a base URL with a proxy's user and password (as the model client does), never showing the password", async () => {
+    const scope = nock(ORIGIN).get("/v1/models").basicAuth({ user: "proxyuser", pass: "Pr0xyPass99" }).reply(200, { data: [] });
+    expect(await checkModelEndpoint("https://proxyuser:Pr0xyPass99@models.example.test/v1", undefined)).toEqual({ ok: true });
+    expect(scope.isDone()).toBe(true);
+    nock(ORIGIN).get("/v1/models").replyWithError({ code: "ECONNRESET", message: "socket hang up at https://proxyuser:Pr0xyPass99@models.example.test/v1/models" });
+    const failed = await checkModelEndpoint("https://proxyuser:Pr0xyPass99@models.example.test/v1", undefined);
+    expect(failed).toMatchObject({ ok: false, fatal: false });
+    expect(JSON.stringify(failed)).not.toContain("Pr0xyPass99");
+  });
 });
