@@ -173,5 +173,21 @@ export function configSecrets(config: Config): string[] {
     config.receipts.key,
     databasePassword(config.databaseUrl),
     config.apiToken,
+    ...mcpSecrets(config),
   ].filter((s): s is string => typeof s === "string" && s.length > 0);
+}
+
+/**
+ * What MCP servers are given to authenticate: their environment's values and their HTTP headers'
+ * (a header's credential also alone, without its scheme: "Bearer <token>"). Short, plain values
+ * (`NODE_ENV=production`) are not taken for secrets when registered (scrub.ts).
+ */
+function mcpSecrets(config: Config): string[] {
+  const out: string[] = [];
+  for (const server of Object.values(config.mcp.servers)) {
+    const fields = server as { env?: Record<string, string>; headers?: Record<string, string> };
+    out.push(...Object.values(fields.env ?? {}));
+    for (const value of Object.values(fields.headers ?? {})) out.push(value, value.trim().split(/\s+/).at(-1) ?? "");
+  }
+  return out;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/observe/logger.ts";
+import { ConfigSchema } from "../../src/config/schema.ts";
+import { configSecrets } from "../../src/config/load.ts";
 
 describe("the logger", () => {
   it("writes JSON lines and never shows a seeded secret, by key or by value", () => {
@@ -33,5 +35,25 @@ describe("the logger's censoring by key", () => {
     expect(line.n).toBe(1);
     expect(fields.apiKey).toBe("short");
     expect(fields.config.password).toBe("pw");
+  });
+});
+
+describe("the secrets of the config", () => {
+  it("include what MCP servers are given to authenticate (environment and header values), so their stderr in the log is masked", () => {
+    const config = ConfigSchema.parse({
+      mcp: {
+        servers: {
+          db: { command: "db-mcp", env: { DBPW: "Zq81mK0pLw7Xv2", NODE_ENV: "production" } },
+          tickets: { url: "https://mcp.example.test/mcp", headers: { Authorization: "Bearer tok_live_5f2a9c81d3" } },
+        },
+      },
+    });
+    const lines: string[] = [];
+    const log = createLogger({ level: "debug", secrets: configSecrets(config), destinations: [{ write: (l: string) => void lines.push(l) }] });
+    log.debug({ stderr: "connecting with Zq81mK0pLw7Xv2 in production" }, "MCP server stderr");
+    log.warn({ err: "401 for token tok_live_5f2a9c81d3" }, "MCP server refused");
+    const text = lines.join("");
+    expect(text).not.toMatch(/Zq81mK0pLw7Xv2|tok_live_5f2a9c81d3/);
+    expect(text).toContain("in production");
   });
 });
