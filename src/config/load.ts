@@ -106,10 +106,15 @@ export function rawConfig(options: LoadOptions = {}): { raw: Record<string, unkn
   for (const [name, keys, kind] of ENV_KEYS) {
     const value = env[name];
     if (value === undefined || value === "") continue;
-    const parsed = kind === "list" ? value.split(",").map((s) => s.trim()).filter(Boolean) : kind === "number" ? Number(value) : value;
+    // A number must be written as one: " ", "0x50" or "1e3" is passed on as text, and refused as not a number.
+    const parsed = kind === "list" ? value.split(",").map((s) => s.trim()).filter(Boolean) : kind === "number" ? numberOf(value) : value;
     setPath(raw, keys, parsed);
   }
   return { raw, file };
+}
+
+function numberOf(value: string): number | string {
+  return /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value;
 }
 
 /** Loads and validates the configuration, resolving folders against cwd. Throws ConfigError. */

@@ -17,7 +17,7 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 
 const ModelConfigSchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
-  baseURL: z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional(),
+  baseURL: z.url({ protocol: /^https?$/, message: "must be an http:// or https:// URL such as http://127.0.0.1:11434/v1" }).optional(),
   name: z.string().min(1).default("gpt-4o-mini"),
   toolProtocol: z.enum(["native", "text", "auto"]).default("auto"),
   timeoutMs: z.number().int().positive().default(120_000),
@@ -66,7 +66,7 @@ const SlackConfigSchema = z.strictObject({
   botToken: z.string().regex(/^xoxb-/, "must be a bot token starting with xoxb- (OAuth & Permissions page)").optional(),
   appToken: z.string().regex(/^xapp-/, "must be an app-level token starting with xapp- (Basic Information → App-Level Tokens)").optional(),
   signingSecret: z.string().min(8).optional(),
-  apiUrl: z.url().optional(),
+  apiUrl: z.url({ protocol: /^https?$/, message: "must be an http:// or https:// URL" }).optional(),
   /** HTTP Events API mode: the port the events endpoint listens on (default: PORT, else 3000). */
   port: z.number().int().min(0).max(65535).optional(),
   slashCommand: z.string().regex(/^\//).optional(),
@@ -76,7 +76,7 @@ const SlackConfigSchema = z.strictObject({
 
 const DiscordConfigSchema = z.strictObject({
   token: z.string().regex(/^\S+$/, "must be the bot token from the Developer Portal (Bot → Reset Token), without spaces").optional(),
-  apiUrl: z.url().optional(),
+  apiUrl: z.url({ protocol: /^https?$/, message: "must be an http:// or https:// URL" }).optional(),
   allowedGuilds: z.array(z.string()).optional(),
   allowedChannels: z.array(z.string()).optional(),
   registerSlashCommands: z.boolean().default(false),
@@ -86,8 +86,8 @@ const DiscordConfigSchema = z.strictObject({
 
 const TelegramConfigSchema = z.strictObject({
   botToken: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, "must look like 123456789:AAH… (from @BotFather)").optional(),
-  apiRoot: z.url().optional(),
-  webhookUrl: z.url().optional(),
+  apiRoot: z.url({ protocol: /^https?$/, message: "must be an http:// or https:// URL" }).optional(),
+  webhookUrl: z.url({ protocol: /^https?$/, message: "must be an http:// or https:// URL" }).optional(),
   webhookSecret: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "may contain only A-Z, a-z, 0-9, _ and -").optional(),
   /** Webhook mode: the local port (default: the webhook URL's explicit port, else PORT, else 8443). */
   webhookPort: z.number().int().min(0).max(65535).optional(),
@@ -158,7 +158,10 @@ export const ConfigSchema = z.strictObject({
   /** PostgreSQL for several replicas (postgres://user:password@host/db); unset: the embedded SQLite store. */
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL").optional(),
   /** Channels to start; default: every channel whose token is set, else the console. */
-  channels: z.array(z.enum(["console", "slack", "discord", "telegram"])).optional(),
+  channels: z
+    .array(z.enum(["console", "slack", "discord", "telegram"]))
+    .refine((list) => new Set(list).size === list.length, "name each channel once (a channel started twice competes with itself)")
+    .optional(),
   engine: EngineConfigSchema.prefault({}),
   gateway: GatewayConfigSchema.prefault({}),
   tools: ToolPolicyConfigSchema.prefault({}),

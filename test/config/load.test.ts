@@ -45,12 +45,30 @@ describe("configuration", () => {
     const message = (error as ConfigError).message;
     expect(message).toMatch(/LOG_LEVEL \(logLevel\)/);
     expect(message).toMatch(/SLACK_BOT_TOKEN \(slack\.botToken\): must be a bot token starting with xoxb-/);
-    expect(message).toMatch(/OPENAI_BASE_URL \(model\.baseURL\): must be a URL/);
+    expect(message).toMatch(/OPENAI_BASE_URL \(model\.baseURL\): must be an http:\/\/ or https:\/\/ URL/);
     expect(message).toMatch(/engine\.maxIterations/);
     expect(message).toMatch(/tols: unknown key/);
     expect(message).toMatch(/approval\.autonomy/);
     expect((error as ConfigError).problems.length).toBeGreaterThanOrEqual(6);
     expect(message).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it("refuses what would start a broken bot: a port that is not a number, a URL without http://, a channel named twice", () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig({ cwd: dir(), env });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ PORT: " " })).toEqual([expect.stringMatching(/^PORT \(httpPort\): .*expected number/)]);
+    expect(problems({ PORT: "0x50" })).toEqual([expect.stringMatching(/^PORT \(httpPort\)/)]);
+    expect(problems({ OPENAI_BASE_URL: "localhost:8787" })).toEqual([expect.stringMatching(/^OPENAI_BASE_URL \(model\.baseURL\): must be an http:\/\/ or https:\/\/ URL/)]);
+    expect(problems({ GATEHOUSE_CHANNELS: "telegram, telegram", TELEGRAM_BOT_TOKEN: "123456:ABCDEFabcdef" })).toEqual([
+      "GATEHOUSE_CHANNELS (channels): name each channel once (a channel started twice competes with itself)",
+    ]);
+    expect(loadConfig({ cwd: dir(), env: { PORT: "8080", OPENAI_BASE_URL: "https://api.example.test/v1" } })).toMatchObject({ httpPort: 8080 });
   });
 
   it("explains how to set a model endpoint when none is configured, including local servers", () => {
