@@ -37,7 +37,7 @@ import { leasedChannel, type LeasedChannel } from "./gateway/leased-channel.ts";
 import { pruneSpilledOutput } from "./engine/record.ts";
 import type { ResolvedExecution, ToolActivation } from "./engine/types.ts";
 import { createReceiptSigner } from "./observe/receipt-signer.ts";
-import { RuntimeStatus } from "./observe/runtime-status.ts";
+import { claimDataDir, RuntimeStatus } from "./observe/runtime-status.ts";
 import { watchChannelHealth } from "./observe/channel-health.ts";
 import { batchedLog } from "./observe/log-batch.ts";
 import { openRotatingLog } from "./observe/log-files.ts";
@@ -116,6 +116,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   // The workspace must not hold the bot's own files: file tools would read or overwrite them.
   assertWorkspaceIsolated(config);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  claimDataDir(config.dataDir);
   mkdirSync(config.workspace!, { recursive: true });
   const log =
     options.log ?? createLogger({ level: config.logLevel, secrets: configSecrets(config), destinations: logDestinations(config, channelNames) });

@@ -80,6 +80,8 @@ export class RuntimeStatus {
 
   stopped(): void {
     clearInterval(this.timer);
+    // Only this process's own files: another that took the folder over keeps its pid file.
+    if (readRuntimeStatus(this.dir)?.pid !== process.pid) return;
     rmSync(path.join(this.dir, PID_FILE), { force: true });
     rmSync(path.join(this.dir, STATUS_FILE), { force: true });
   }
@@ -98,6 +100,43 @@ export class RuntimeStatus {
     } catch {
       // The data folder vanished or is read-only; status is best effort.
     }
+  }
+}
+
+/**
+ * Claims the data folder for this process (its pid file, created only if absent), or throws when
+ * another bot that is alive holds it: two bots on one folder would share its store, its Telegram
+ * offset and its pid file, and answer messages twice. A pid file left by a bot that died is taken over.
+ */
+export function claimDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, PID_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: "wx" });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const holder = readRuntimeStatus(dataDir);
+    if (holder?.alive && holder.pid !== process.pid && isNode(holder.pid)) {
+      throw new Error(
+        `another Gatehouse (pid ${holder.pid}) is running on the data folder ${dataDir}. Stop it first, or give this one a folder of its own ` +
+          "(GATEHOUSE_DATA_DIR); several replicas share a PostgreSQL database (DATABASE_URL), each with its own data folder.",
+      );
+    }
+    rmSync(file, { force: true });
+  }
+  throw new Error(`could not claim the data folder ${dataDir}: its pid file keeps coming back`);
+}
+
+/** Whether `pid` runs Node (so a pid reused by another program after a crash does not hold the folder). */
+function isNode(pid: number): boolean {
+  try {
+    return /node|gatehouse/i.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+  } catch {
+    // No /proc (macOS): the pid being alive has to do.
+    return true;
   }
 }
 

@@ -410,4 +410,24 @@ describe("stopping", () => {
     expect(bot.output()).toMatch(/the telegram channel stopped: .*(409|another|poll)/i);
     expect(bot.output()).not.toContain(telegram.token);
   });
+
+  it("refuses to start a second bot on a data folder a running bot uses, and the first goes on answering", async () => {
+    model = await startOpenAIEmulator();
+    model.setFallback(() => ({ text: "still here" }));
+    telegram = await startTelegramEmulator();
+    const env = { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, OPENAI_BASE_URL: model.baseURL };
+    const first = startBotProcess(env, { keepDataDir: true });
+    bots.push(first);
+    await waitUntil(() => expect(telegram.callsOf("getUpdates").length).toBeGreaterThan(0), { timeout: 15_000 });
+
+    const second = startBotProcess(env, { dataDir: first.dataDir, keepDataDir: true });
+    bots.push(second);
+    const code = await new Promise<number | null>((resolve) => second.child.once("exit", (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(second.output()).toMatch(new RegExp(`another Gatehouse \\(pid ${first.child.pid}\\) is running on the data folder`));
+    expect(readFileSync(path.join(first.dataDir, "data", "gatehouse.pid"), "utf8")).toBe(String(first.child.pid));
+
+    await telegram.userMessage({ text: "are you there?", from: { id: 6161 } }).delivered;
+    await waitUntil(() => expect(telegram.botMessages(6161).map((m) => m.text)).toContain("still here"), { timeout: 10_000 });
+  });
 });
