@@ -79,11 +79,26 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   const key = issue.path.map(String).join(".");
   const fromEnv = envSourceOf(key);
   const where = fromEnv ? `${fromEnv} (${key})` : key || "(top level)";
+  if (issue.code === "invalid_union" && issue.errors.length > 0) return describeUnion(issue.path, where, issue.errors);
+  if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) return `${where}: required (${issue.expected})`;
   if (issue.code === "unrecognized_keys") {
     const keys = (issue as { keys: string[] }).keys.map((k) => (key ? `${key}.${k}` : k));
     return `${keys.join(", ")}: unknown key${keys.length > 1 ? "s" : ""} (run \`gatehouse doctor\` for the closest valid key)`;
   }
   return `${where}: ${issue.message}`;
+}
+
+/**
+ * A value that fits none of the forms a key takes (an MCP server: `command` or `url`): the problems
+ * of the form it comes closest to, or, when none is closer, of each form in turn.
+ */
+function describeUnion(path: PropertyKey[], where: string, branches: z.core.$ZodIssue[][]): string {
+  const inner = (issues: z.core.$ZodIssue[]) => issues.map((i) => describeIssue({ ...i, path: [...path, ...i.path] } as z.core.$ZodIssue));
+  const fewest = Math.min(...branches.map((b) => b.length));
+  const closest = branches.filter((b) => b.length === fewest);
+  if (closest.length === 1) return inner(closest[0]!).join("; ");
+  const forms = branches.map((b, i) => `form ${i + 1}: ${inner(b).join("; ")}`);
+  return `${where}: fits none of its ${branches.length} forms (${forms.join(" — or ")})`;
 }
 
 export interface LoadOptions {

@@ -71,6 +71,23 @@ describe("configuration", () => {
     expect(loadConfig({ cwd: dir(), env: { PORT: "8080", OPENAI_BASE_URL: "https://api.example.test/v1" } })).toMatchObject({ httpPort: 8080 });
   });
 
+  it("says what is wrong with an MCP server that fits neither form (command or url), key by key", () => {
+    const cwd = dir();
+    const problems = (servers: unknown) => {
+      writeFileSync(path.join(cwd, "c.json"), JSON.stringify({ mcp: { servers } }));
+      try {
+        loadConfig({ cwd, env: { GATEHOUSE_CONFIG: "c.json" } });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ files: { comand: "npx" } })).toEqual([
+      "mcp.servers.files: fits none of its 2 forms (form 1: mcp.servers.files.command: required (string); mcp.servers.files.comand: unknown key (run `gatehouse doctor` for the closest valid key) — or form 2: mcp.servers.files.url: required (string); mcp.servers.files.comand: unknown key (run `gatehouse doctor` for the closest valid key))",
+    ]);
+    expect(problems({ files: { command: 5 } })).toEqual(["mcp.servers.files.command: Invalid input: expected string, received number"]);
+  });
+
   it("explains how to set a model endpoint when none is configured, including local servers", () => {
     const config = loadConfig({ cwd: dir(), env: {} });
     const problem = modelEndpointProblem(config);
