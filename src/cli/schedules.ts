@@ -1,12 +1,15 @@
 /**
  * `gatehouse schedules [list]` — every schedule of the config with its cron, next run and last run
  * (as the store recorded it); `gatehouse schedules run <name>` — asks the running bot (any replica)
- * to run a schedule now, through the store. Exit 0 when done, 1 when the schedule is unknown or the
- * store cannot be read, 2 for bad usage.
+ * to run a schedule now, through the store. Exit 0 when done, 1 when the schedule is unknown, no bot
+ * runs on the data folder (the embedded store: nobody would take the request), the running bot does
+ * not run the schedule's channel, or the store cannot be read; 2 for bad usage.
  */
 import { Cron } from "croner";
 import { loadConfig } from "../config/load.ts";
 import { SCHEDULE_LAST, SCHEDULE_RUN_REQUEST } from "../gateway/scheduler.ts";
+import { parseConversationRef } from "../config/schedules.ts";
+import { readRuntimeStatus } from "../observe/runtime-status.ts";
 import { openStore } from "../store/open-store.ts";
 
 const USAGE = "usage: gatehouse schedules [list] | gatehouse schedules run <name>\n";
@@ -25,6 +28,19 @@ export async function runSchedules(argv: string[]): Promise<number> {
   if (sub === "run" && !config.schedules.some((s) => s.name === name)) {
     process.stderr.write(`gatehouse: no schedule named "${name}" in the config (${config.schedules.map((s) => s.name).join(", ") || "none configured"})\n`);
     return 1;
+  }
+  if (sub === "run") {
+    // With PostgreSQL the bots may run on other machines; on the embedded store, this folder's bot is the one.
+    const bot = config.databaseUrl ? undefined : readRuntimeStatus(config.dataDir);
+    if (!config.databaseUrl && !bot?.alive) {
+      process.stderr.write(`gatehouse: no bot is running on the data folder ${config.dataDir}; start it first (nothing was asked)\n`);
+      return 1;
+    }
+    const channel = parseConversationRef(config.schedules.find((s) => s.name === name)!.deliverTo).channel;
+    if (bot?.snapshot && !bot.snapshot.channels.includes(channel)) {
+      process.stderr.write(`gatehouse: the running bot does not run the ${channel} channel that "${name}" delivers to (it runs ${bot.snapshot.channels.join(", ")}); nothing was asked\n`);
+      return 1;
+    }
   }
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {

@@ -130,5 +130,11 @@ describe("scheduled turns", () => {
     const status = await runCli(["status", "--deep"], env);
     expect(status.stdout).toMatch(/Schedules:\s+quarterly: next \S+, last \S+ \(done\)/);
     expect(status.stdout).toMatch(/Largest:\s+telegram:-100500:schedule-quarterly: 2 messages/);
+
+    // With the bot stopped, nobody would take the request: the command says so instead of pretending.
+    await bot.stop();
+    const stopped = await runCli(["schedules", "run", "quarterly"], env);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toMatch(/no bot is running on the data folder .*; start it first \(nothing was asked\)/);
   });
 });
