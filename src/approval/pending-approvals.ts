@@ -405,7 +405,10 @@ export class PendingApprovals {
   }
 
   private finalOutcome(record: PendingApprovalRecord): ApprovalClickOutcome {
-    if (record.state === "expired" || record.state === "cancelled") {
+    if (record.state === "cancelled") {
+      return { status: "expired", message: "This request was cancelled (stopped, or the conversation started over); nothing was run." };
+    }
+    if (record.state === "expired") {
       return { status: "expired", message: "This approval has expired; nothing was run. Ask the bot again." };
     }
     const by = record.decidedByName ?? record.decidedById ?? "someone";

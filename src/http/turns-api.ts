@@ -140,7 +140,11 @@ export function mountTurnsApi(http: HttpRoutes, o: TurnsApiOptions): void {
         waiting.delete(id);
         return record ? sendJson(res, 200, record) : sendJson(res, 202, { id, status: "running", poll: `/v1/turns/${id}` });
       },
-      (err: Error) => sendJson(res, 400, { error: err.message }),
+      (err: Error) => {
+        // An oversized body is answered, then the connection closed (the rest of the body is not read).
+        if (err instanceof BodyTooLarge) res.setHeader("connection", "close");
+        sendJson(res, err instanceof BodyTooLarge ? 413 : 400, { error: err.message });
+      },
     );
   });
 
@@ -170,6 +174,12 @@ function refuse(res: ServerResponse, token: string | undefined): void {
   sendJson(res, 401, { error: token ? "missing or wrong bearer token" : "the turns API is off: set GATEHOUSE_API_TOKEN to use it" });
 }
 
+class BodyTooLarge extends Error {
+  constructor() {
+    super(`the body is larger than ${MAX_BODY_BYTES} bytes`);
+  }
+}
+
 function readJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     let size = 0;
@@ -177,11 +187,15 @@ function readJson(req: IncomingMessage): Promise<unknown> {
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        reject(new Error(`the body is larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
+        // The rest is read and dropped, so the answer can be sent; the promise is settled once, here.
+        reject(new BodyTooLarge());
+        chunks.length = 0;
+        req.removeAllListeners("data");
+        req.resume();
       } else chunks.push(chunk);
     });
     req.on("end", () => {
+      if (size > MAX_BODY_BYTES) return;
       try {
         resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
       } catch {

@@ -77,6 +77,9 @@ describe("POST /v1/turns", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/invalid request/);
     expect((await post(base, { prompt: "x", deliverTo: "slack:C1" })).status).toBe(400);
+    const huge = await post(base, { prompt: "x".repeat(100_000), deliverTo: `telegram:${CHAT}` });
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toEqual({ error: "the body is larger than 65536 bytes" });
   });
 
   it("runs a prompt that starts with '/' as a prompt, refuses a blank one, and says when the answer could not be delivered", async () => {

@@ -136,7 +136,9 @@ describe("parked turns", () => {
     await eventually(() => mb!.channel.openCards().length === 0 || undefined, "the card closed");
     const closed = mb.channel.messages.find((m) => m.card?.approvalId === card.approvalId)!;
     expect(closed.resolution?.outcome).toBe("cancelled");
-    expect((await mb.channel.click(card.approvalId, "approve", "u-alice")).status).toBe("expired");
+    expect(await mb.channel.click(card.approvalId, "approve", "u-alice")).toEqual({
+      status: "expired", message: "This request was cancelled (stopped, or the conversation started over); nothing was run.",
+    });
     expect(existsSync(path.join(mb.tb.dataDir, "workspace", "memo.txt"))).toBe(false);
     expect(mb.texts(env).join("\n")).not.toMatch(/memo written/);
   });
