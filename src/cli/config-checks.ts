@@ -7,7 +7,7 @@
 import { accessSync, constants, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
-import { ConfigError, modelEndpointProblem, rawConfig, type LoadOptions } from "../config/load.ts";
+import { ConfigError, envSourceOf, modelEndpointProblem, rawConfig, type LoadOptions } from "../config/load.ts";
 import { ConfigSchema, type Config } from "../config/schema.ts";
 import { explainPolicy } from "../policy/explain.ts";
 import { shellTool } from "../tools/builtin/shell.ts";
@@ -16,14 +16,6 @@ import { approverRuleProblems } from "../approval/rule-checks.ts";
 import { closestKey, schemaKeyPaths } from "./closest-key.ts";
 import { finding, type Finding } from "./findings.ts";
 import { containmentChecks } from "./gate-checks.ts";
-
-/** Where the secret-bearing keys come from, to name the variable a person has to change. */
-const ENV_OF: Record<string, string> = {
-  "slack.botToken": "SLACK_BOT_TOKEN", "slack.appToken": "SLACK_APP_TOKEN", "slack.signingSecret": "SLACK_SIGNING_SECRET",
-  "discord.token": "DISCORD_TOKEN", "telegram.botToken": "TELEGRAM_BOT_TOKEN", "telegram.webhookUrl": "TELEGRAM_WEBHOOK_URL",
-  "model.apiKey": "OPENAI_API_KEY", "model.baseURL": "OPENAI_BASE_URL", dataDir: "GATEHOUSE_DATA_DIR",
-  "slack.apiUrl": "SLACK_API_URL", "discord.apiUrl": "DISCORD_API_URL", "telegram.apiRoot": "TELEGRAM_API_ROOT",
-};
 
 /** The oldest Node that runs the bot (type stripping and node:sqlite without flags). */
 export const MIN_NODE = [22, 18] as const;
@@ -57,12 +49,17 @@ function swappedToken(key: string, value: unknown): string | undefined {
 function issueFindings(issue: z.core.$ZodIssue, raw: Record<string, unknown>, paths: string[]): Finding[] {
   const at = issue.path.map(String);
   const key = at.join(".");
-  const label = ENV_OF[key] ? `${ENV_OF[key]} (${key})` : key || "(top level)";
+  const env = envSourceOf(key);
+  const label = env ? `${env} (${key})` : key || "(top level)";
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((k) => {
       const full = [...at, k];
       const near = closestKey(full, paths);
-      return finding("fatal", full.join("."), "unknown key (the bot refuses a config with unknown keys)", near ? `did you mean "${near}"?` : "remove it; see .env.example and the README for valid keys");
+      // A key of another form of the same setting (an MCP server's `url` beside its `command`).
+      const hint = near === full.join(".")
+        ? "it belongs to another form of this setting: use one form only (an MCP server has either command or url)"
+        : near ? `did you mean "${near}"?` : "remove it; see .env.example and the README for valid keys";
+      return finding("fatal", full.join("."), "unknown key (the bot refuses a config with unknown keys)", hint);
     });
   }
   if (issue.code === "invalid_union" && issue.errors.length) {
@@ -72,7 +69,7 @@ function issueFindings(issue: z.core.$ZodIssue, raw: Record<string, unknown>, pa
   }
   const swapped = swappedToken(key, valueAt(raw, issue.path));
   if (swapped) return [finding("fatal", label, swapped)];
-  return [finding("fatal", label, issue.message, ENV_OF[key]?.endsWith("TOKEN") ? `check ${ENV_OF[key]} in the environment or .env` : undefined)];
+  return [finding("fatal", label, issue.message, env?.endsWith("TOKEN") ? `check ${env} in the environment or .env` : undefined)];
 }
 
 /** The result of the offline checks; `config` is the configuration with invalid keys dropped, for further checks. */

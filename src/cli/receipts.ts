@@ -62,7 +62,14 @@ export async function runReceipts(argv: string[]): Promise<number> {
     }
     args = JSON.parse(stored.argsCanonical);
   }
-  const output = readFileSync(outputFile);
+  let output: Buffer;
+  try {
+    output = readFileSync(outputFile);
+  } catch (err) {
+    // Not a verdict on the receipt (exit 1 would read as a forged one): the file could not be read.
+    process.stderr.write(`--output-file: cannot read ${outputFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
+    return 2;
+  }
   const ok = verifyReceipt(key, receipt, { tool, args: args as Record<string, unknown>, output });
   const when = new Date(receipt.at).toISOString();
   process.stdout.write(

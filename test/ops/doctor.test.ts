@@ -29,14 +29,19 @@ describe("gatehouse doctor", () => {
     const dir = tempDir();
     const notAFolder = path.join(dir, "file");
     writeFileSync(notAFolder, "");
-    writeFileSync(path.join(dir, "gatehouse.json"), JSON.stringify({ modle: { name: "x" }, slack: { botTokn: "xoxb-1" } }));
+    writeFileSync(path.join(dir, "gatehouse.json"), JSON.stringify({
+      modle: { name: "x" }, slack: { botTokn: "xoxb-1" }, mcp: { servers: { both: { command: "npx", url: "http://127.0.0.1:9/mcp" } } },
+    }));
     const result = await runCli(["doctor", "--offline"], {
       GATEHOUSE_CONFIG: "gatehouse.json",
       GATEHOUSE_DATA_DIR: path.join(notAFolder, "data"),
       SLACK_BOT_TOKEN: "xapp-1-A0APP-123-abcdef",
       SLACK_APP_TOKEN: "xoxb-123-456-abcdef",
+      LOG_LEVEL: "loud",
     }, { cwd: dir });
     const out = result.stdout;
+    expect(findingOf(out, "LOG_LEVEL (logLevel)")).toMatch(/^FATAL /);
+    expect(out).toContain("fix: it belongs to another form of this setting: use one form only (an MCP server has either command or url)");
     expect(findingOf(out, "modle")).toMatch(/^FATAL .*unknown key/);
     expect(out).toContain('did you mean "model"?');
     expect(findingOf(out, "slack.botTokn")).toMatch(/^FATAL /);

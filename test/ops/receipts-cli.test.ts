@@ -40,6 +40,11 @@ describe("gatehouse receipts verify", () => {
     const wrongOutput = await cli(["--tool", "current_time", "--output-file", outputFile]);
     expect(wrongOutput.code).toBe(1);
     expect(wrongOutput.stdout).toMatch(/^INVALID/);
+
+    // A file that cannot be read is no verdict on the receipt: usage error, saying which file.
+    const missing = await cli(["--tool", "current_time", "--output-file", path.join(dataDir, "nope.txt")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(`--output-file: cannot read ${path.join(dataDir, "nope.txt")}: ENOENT\n`);
   });
 
   it("stores the receipts of a turn's calls by the time its answer is out, when the chat does not show them", async () => {
