@@ -25,6 +25,11 @@ export interface Availability {
 
 const isMcp = (tool: AnyTool) => tool.owner.startsWith("mcp:");
 
+/** OpenAI's limit on the tools of one request (other OpenAI-compatible servers take at least as few). */
+const MAX_TOOLS_PER_REQUEST = 128;
+/** The cap is said once per process, not at every request. */
+let cappedWarned = false;
+
 /** Computes the tools offered for the next model request of this turn. */
 export function computeAvailability(exec: ResolvedExecution, state: TurnState): Availability {
   const env = state.envelope;
@@ -58,6 +63,18 @@ export function computeAvailability(exec: ResolvedExecution, state: TurnState): 
       continue;
     }
     offered.set(tool.name, tool);
+  }
+  // The endpoint refuses a request with more tools than it takes: MCP tools past the limit wait.
+  if (offered.size > MAX_TOOLS_PER_REQUEST) {
+    const over = [...offered.values()].filter(isMcp).slice(-(offered.size - MAX_TOOLS_PER_REQUEST));
+    for (const tool of over) {
+      offered.delete(tool.name);
+      refusals.set(tool.name, { rule: `more than ${MAX_TOOLS_PER_REQUEST} tools (the model endpoint's limit per request): use mcp.deferred or mcp.filterGroups`, byPolicy: false });
+    }
+    if (!cappedWarned) {
+      cappedWarned = true;
+      exec.log.warn({ offered: offered.size, left: over.map((t) => t.name) }, `more tools than a model request takes (${MAX_TOOLS_PER_REQUEST}); the last MCP tools are not offered — set mcp.deferred or mcp.filterGroups`);
+    }
   }
   // tool_search is made per turn over exactly the deferred tools this sender may activate.
   if (activation?.deferred && deferred.length) {

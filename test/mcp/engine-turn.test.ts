@@ -64,6 +64,19 @@ describe("MCP tools in a full turn", () => {
     });
   });
 
+  it("answers though a server lists more tools than a request may carry: the built-in tools and the first MCP tools up to the limit are offered", async () => {
+    const many = fileURLToPath(new URL("./fixtures/many-tools-server.ts", import.meta.url));
+    const { channel, fx } = await mcpBot({ servers: { fx: { command: process.execPath, args: [many], readOnly: true } } });
+    fx.model.script({ toolCalls: [{ name: "fx__t5", arguments: "{}" }] }, { text: "t5 done" });
+    const env = await channel.say("run t5");
+    await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, env.conversation.threadId).map((m) => m.text)).toContain("t5 done"));
+    const offered = toolNames(fx, 0);
+    expect(offered).toHaveLength(128);
+    expect(offered).toEqual(expect.arrayContaining(["current_time", "read_file", "fx__t0", "fx__t5"]));
+    expect(offered).not.toContain("fx__t199");
+    expect(lastTool(fx, 1)).toBe("t5 ran");
+  });
+
   it("asks for approval before a prompt-required MCP tool runs", async () => {
     const { channel, fx } = await mcpBot({});
     fx.model.script({ toolCalls: [{ name: "fx__add", arguments: '{"a":2,"b":3}' }] }, { text: "the sum is in" });

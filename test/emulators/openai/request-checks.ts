@@ -94,6 +94,7 @@ export function requestProblem(body: ChatRequestBody): string | null {
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return "Invalid type for 'tools': expected an array.";
     if (body.tools.length === 0) return "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.";
+    if (body.tools.length > 128) return `Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length ${body.tools.length} instead.`;
     for (const [i, t] of (body.tools as Array<{ function?: { name?: unknown } }>).entries()) {
       const name = t?.function?.name;
       if (typeof name !== "string" || !TOOL_NAME.test(name)) {
