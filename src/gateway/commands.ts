@@ -7,6 +7,9 @@ import { askForCompaction, contextStatus, forgetContext } from "../engine/compac
 import type { Store } from "../store/store.ts";
 import type { RunningTurn, SessionLanes } from "./lanes.ts";
 
+/** Store key of a thread whose conversation /new started afresh: it has no history, yet is the bot's. */
+export const FRESH_THREAD = "thread.fresh:";
+
 export interface CommandDeps {
   lanes: SessionLanes;
   store: Store;
@@ -63,6 +66,8 @@ export async function answerCommand(command: Exclude<BotCommand, "always">, env:
   }
   await deps.store.resetSession(sessionKey);
   await forgetContext(deps.store, sessionKey);
+  // The thread is still the bot's: follow-ups need no mention, also after a restart (gateway.ts).
+  await deps.store.setValue(`${FRESH_THREAD}${sessionKey}`, String(Date.now()));
   await deps.onSessionReset?.(sessionKey);
   return "🆕 Started a fresh conversation here; I no longer see the earlier messages.";
 }

@@ -22,7 +22,7 @@ import type { Observer } from "../observe/observer.ts";
 import type { Store } from "../store/store.ts";
 import { AccessControl, REFUSAL_TEXT } from "./access.ts";
 import { SessionLanes } from "./lanes.ts";
-import { answerCommand } from "./commands.ts";
+import { answerCommand, FRESH_THREAD } from "./commands.ts";
 import { ButtonRoutes } from "./button-routes.ts";
 import { ChatQuestions } from "./chat-questions.ts";
 import { ALWAYS_BUTTON_KIND, alwaysList, revokeFromList } from "./always-list.ts";
@@ -193,7 +193,9 @@ export class Gateway {
     const knownThread =
       !addressed &&
       env.conversation.threadId !== undefined &&
-      (this.lanes.busy(sessionKey) || (await this.o.store.loadHistory(sessionKey, 1)).length > 0);
+      (this.lanes.busy(sessionKey) ||
+        (await this.o.store.loadHistory(sessionKey, 1)).length > 0 ||
+        (await this.o.store.getValue(`${FRESH_THREAD}${sessionKey}`)) !== undefined);
     const access = env.origin ? ({ verdict: "allowed" } as const) : this.access.check(env, runtime.access, Date.now(), knownThread);
     if (access.verdict === "not-addressed") return ev("access.not_addressed");
     if (access.verdict === "refused") {

@@ -73,4 +73,24 @@ describe("threads the bot already took part in", () => {
       await fx.close();
     }
   });
+
+  it("still answers a follow-up without a mention in a thread started afresh with /new, also after a restart", async () => {
+    const channel = new MemoryChannel({ channel: "slack" });
+    const fx = await startTestBot({ adapters: [channel] });
+    try {
+      fx.model.script({ text: "first answer" }, { text: "answer after /new" });
+      const first = await channel.say("hello bot", { mentioned: true });
+      const thread = first.conversation.threadId!;
+      await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("first answer"));
+      await channel.say("/new", { mentioned: true, threadId: thread });
+      await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text).join("\n")).toMatch(/Started a fresh conversation/));
+      await fx.restart();
+      await channel.say("what now", { mentioned: false, threadId: thread });
+      await waitUntil(() => expect(channel.messagesIn(MEMORY_ROOM, thread).map((m) => m.text)).toContain("answer after /new"));
+      const asked = fx.model.requests[1]!.body.messages as Array<{ role: string; content: string }>;
+      expect(asked.map((m) => m.content).join("\n")).not.toMatch(/hello bot|first answer/);
+    } finally {
+      await fx.close();
+    }
+  });
 });
