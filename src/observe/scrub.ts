@@ -101,14 +101,24 @@ const NAMED_SECRETS: Array<[RegExp, (match: string, ...groups: string[]) => stri
 const NAMED_HINT = /author|api|bearer|pass|secret|token|access[_-]?key|private[_-]?key|:\/\//i;
 
 /**
- * Returns `text` with every known secret, token-shaped string, and credential-looking value given under
- * a secret name (password=…, "api_key": "…", Authorization: …, user:pass@ in URLs) replaced by `[redacted]`.
+ * Returns `text` with the registered secrets (the bot's own keys and tokens, what its MCP servers
+ * are given) replaced by `[redacted]`, and nothing else: for text a tool returns to the model, where
+ * token-shaped strings the person asked about must stay as they are.
  */
-export function scrubSecrets(text: string): string {
+export function withoutRegisteredSecrets(text: string): string {
   let out = text;
   for (const secret of registered) {
     if (out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
+  return out;
+}
+
+/**
+ * Returns `text` with every known secret, token-shaped string, and credential-looking value given under
+ * a secret name (password=…, "api_key": "…", Authorization: …, user:pass@ in URLs) replaced by `[redacted]`.
+ */
+export function scrubSecrets(text: string): string {
+  let out = withoutRegisteredSecrets(text);
   if (ANY_TOKEN_SHAPE.test(out) || mayHoldDiscordToken(out)) for (const shape of TOKEN_SHAPES) out = out.replace(shape, "[redacted]");
   if (NAMED_HINT.test(out)) {
     for (const [pattern, replace] of NAMED_SECRETS) out = out.replace(pattern, replace as (m: string, ...g: string[]) => string);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toToolResult } from "../../src/tools/mcp/result.ts";
+import { registerSecret } from "../../src/observe/scrub.ts";
 import { resultText } from "../../src/engine/record.ts";
 
 describe("MCP result conversion", () => {
@@ -61,5 +62,13 @@ describe("MCP result conversion", () => {
   it("drops structured content that only repeats the content blocks", () => {
     const block = { type: "image", data: Buffer.alloc(500).toString("base64"), mimeType: "image/jpeg" };
     expect(toToolResult({ content: [block], structuredContent: { content: [block] } }).output).toBe("[image: image/jpeg, 500 bytes]");
+  });
+
+  it("never hands the model a secret the bot holds (what a server was given to authenticate), and leaves other token-like text alone", () => {
+    registerSecret("tok-SUPERSECRET-123");
+    const failed = toToolResult({ isError: true, content: [{ type: "text", text: "login failed with env token tok-SUPERSECRET-123" }] });
+    expect(failed).toEqual({ success: false, output: "", error: "login failed with env token [redacted]" });
+    const listed = toToolResult({ content: [{ type: "text", text: "keys: sk-proj-abcdefghijklmnop1234, tok-SUPERSECRET-123" }] });
+    expect(listed.output).toBe("keys: sk-proj-abcdefghijklmnop1234, [redacted]");
   });
 });

@@ -5,6 +5,7 @@
  * without the bytes. Binary data (`data`, `blob`) never goes into the text, wherever it sits: an
  * image inside structured content would otherwise send its base64 to the model on every call.
  */
+import { withoutRegisteredSecrets } from "../../observe/scrub.ts";
 import type { ToolResult } from "../tool.ts";
 
 /** The parts of an MCP call result this converter reads (a loose view of the SDK's type). */
@@ -36,7 +37,8 @@ export function toToolResult(result: McpCallResult): ToolResult {
     parts.push(JSON.stringify(withoutBinary(structured), null, 2));
   }
   if (result.toolResult !== undefined && blocks.length === 0) parts.push(stringify(withoutBinary(result.toolResult)));
-  const text = parts.filter((p) => p.length > 0).join("\n");
+  // A server that echoes what it was given to authenticate (an env value, a header) does not hand it to the model.
+  const text = withoutRegisteredSecrets(parts.filter((p) => p.length > 0).join("\n"));
   // The message is the error; repeating it as output would show it twice ("Error: X\nX").
   if (result.isError) return { success: false, output: "", error: text || "the tool reported an error without a message" };
   return { success: true, output: text };
