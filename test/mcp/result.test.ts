@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { toToolResult } from "../../src/tools/mcp/result.ts";
 import { registerSecret } from "../../src/observe/scrub.ts";
@@ -70,5 +71,17 @@ describe("MCP result conversion", () => {
     expect(failed).toEqual({ success: false, output: "", error: "login failed with env token [redacted]" });
     const listed = toToolResult({ content: [{ type: "text", text: "keys: sk-proj-abcdefghijklmnop1234, tok-SUPERSECRET-123" }] });
     expect(listed.output).toBe("keys: sk-proj-abcdefghijklmnop1234, [redacted]");
+  });
+
+  it("leaves out bytes in structured content under any key (a long run of base64 or hex), keeping ordinary text", () => {
+    const raw = randomBytes(1000).toString("base64");
+    const hex = randomBytes(5000).toString("hex");
+    const prose = "The deploy of build 4711 finished without errors; ".repeat(20);
+    const result = toToolResult({ structuredContent: { raw, nested: { bytes: hex, note: prose }, id: "a".repeat(600) } });
+    expect(JSON.parse(result.output)).toEqual({
+      raw: "[1000 bytes of base64-encoded data left out]",
+      nested: { bytes: "[5000 bytes of hex-encoded data left out]", note: prose },
+      id: "[300 bytes of hex-encoded data left out]",
+    });
   });
 });

@@ -2,8 +2,9 @@
  * Turns an MCP `tools/call` result into the text a Gatehouse tool result carries: text blocks
  * as they are, structured content as JSON (unless it only repeats the content blocks or a text
  * block already says the same), and binary content as short references the model can read
- * without the bytes. Binary data (`data`, `blob`) never goes into the text, wherever it sits: an
- * image inside structured content would otherwise send its base64 to the model on every call.
+ * without the bytes. Binary data (`data`, `blob`, or a long run of base64 or hex under any key)
+ * never goes into the text, wherever it sits: an image inside structured content would otherwise
+ * send its base64 to the model on every call.
  */
 import { withoutRegisteredSecrets } from "../../observe/scrub.ts";
 import type { ToolResult } from "../tool.ts";
@@ -77,6 +78,12 @@ const BASE64 = /^[A-Za-z0-9+/=\s_-]+$/;
  * A copy with binary payloads replaced by a note of their size: every `blob`, and a `data` that
  * belongs to an image or audio (or looks like a long base64 run).
  */
+/** From this length a string of base64 or hex characters is taken for encoded bytes, whatever its key. */
+const LONG_ENCODED = 512;
+const HEX = /^[0-9a-fA-F]+$/;
+/** Base64 without line breaks or spaces (text with spaces is never taken for bytes). */
+const BASE64_RUN = /^[A-Za-z0-9+/=_-]+$/;
+
 function withoutBinary(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutBinary);
   if (value === null || typeof value !== "object") return value;
@@ -86,7 +93,11 @@ function withoutBinary(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(object)) {
     const binary = typeof v === "string" && (key === "blob" || (key === "data" && (media || (v.length >= 128 && BASE64.test(v)))));
-    out[key] = binary ? `[${base64Bytes(v as string)} bytes of ${mimeType ?? "binary data"} left out]` : withoutBinary(v);
+    if (binary) out[key] = `[${base64Bytes(v as string)} bytes of ${mimeType ?? "binary data"} left out]`;
+    // Bytes under any other name: a long run of base64 or hex is no text a model reads.
+    else if (typeof v === "string" && v.length >= LONG_ENCODED && (HEX.test(v) || (BASE64_RUN.test(v) && /[A-Z]/.test(v) && /[a-z]/.test(v)))) {
+      out[key] = HEX.test(v) ? `[${Math.floor(v.length / 2)} bytes of hex-encoded data left out]` : `[${base64Bytes(v)} bytes of base64-encoded data left out]`;
+    } else out[key] = withoutBinary(v);
   }
   return out;
 }
