@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../../src/observe/logger.ts";
+import { createLogger, silentLogger } from "../../src/observe/logger.ts";
 import { McpHub } from "../../src/tools/mcp/hub.ts";
 import { FAST_BACKOFF, FIXTURE_SERVER, mcpConfig, toolContext, toolNamed, waitFor } from "./helpers.ts";
 
@@ -165,5 +165,20 @@ describe("MCP hub over stdio", () => {
     await hub.ready();
     expect(hub.status()[0].state).toBe("connected");
     expect(hub.tools()).toHaveLength(10);
+  });
+
+  it("keeps the first of two tools whose model-safe names collide, and says so in the log once", async () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: "info", destinations: [{ write: (l: string) => void lines.push(l) }] });
+    const loose = join(import.meta.dirname, "fixtures", "loose-schema-server.ts");
+    const hub = new McpHub(mcpConfig({ servers: { fx: { command: process.execPath, args: [loose] } } }), log, { backoff: FAST_BACKOFF });
+    hubs.push(hub);
+    await hub.start();
+    for (let i = 0; i < 3; i++) {
+      expect(hub.tools().filter((t) => t.name === "fx__ship_it").map((t) => t.description)).toEqual(["Ship it."]);
+      hub.status();
+    }
+    const warned = lines.map((l) => JSON.parse(l) as { msg: string; tool?: string; as?: string }).filter((l) => /collide|name is that of another/.test(l.msg));
+    expect(warned.map((l) => [l.tool, l.as])).toEqual([["ship_it", "fx__ship_it"]]);
   });
 });

@@ -65,14 +65,19 @@ export class McpHub {
     const all: AnyTool[] = [];
     for (const connection of this.#connections) {
       if (connection.state === "stopped") void connection.connect();
-      let tools = this.#toolCache.get(connection);
-      if (!tools) {
-        tools = this.#buildTools(connection);
-        this.#toolCache.set(connection, tools);
-      }
-      all.push(...tools);
+      all.push(...this.#toolsOf(connection));
     }
     return all;
+  }
+
+  /** A server's tools, built once per listing (so a name collision is logged once, not at every status). */
+  #toolsOf(connection: McpServerConnection): AnyTool[] {
+    let tools = this.#toolCache.get(connection);
+    if (!tools) {
+      tools = this.#buildTools(connection);
+      this.#toolCache.set(connection, tools);
+    }
+    return tools;
   }
 
   /** Where every server stands, with its tools and last error. */
@@ -81,7 +86,7 @@ export class McpHub {
       name: c.name,
       transport: c.transport,
       state: c.state,
-      tools: (this.#toolCache.get(c) ?? this.#buildTools(c)).map((t) => t.name),
+      tools: this.#toolsOf(c).map((t) => t.name),
       ...(c.lastError ? { lastError: c.lastError } : {}),
     }));
   }
@@ -91,7 +96,9 @@ export class McpHub {
     const byName = new Map<string, AnyTool>();
     for (const listing of connection.listing) {
       const tool = createMcpTool(connection, listing);
-      if (byName.has(tool.name)) this.#log.warn({ mcpServer: connection.name, tool: listing.name }, "MCP tool skipped: its name collides with another tool of the server");
+      if (byName.has(tool.name)) {
+        this.#log.warn({ mcpServer: connection.name, tool: listing.name, as: tool.name }, "MCP tool skipped: made model-safe, its name is that of another tool of the server");
+      }
       else byName.set(tool.name, tool);
     }
     return [...byName.values()];
