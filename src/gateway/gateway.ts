@@ -61,6 +61,7 @@ export interface GatewayOptions {
 }
 
 const QUEUED_NOTICE = "⏳ Queued: I'll start on this when the current task here is done.";
+const NOT_QUEUED_NOTICE = "⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.";
 /** How long a message waits behind another before its sender is told it is queued. */
 const QUEUED_NOTICE_DELAY_MS = 1500;
 /** Said to a sender whose queued message is kept for after a restart. */
@@ -259,15 +260,22 @@ export class Gateway {
     if (!queued.accepted) {
       await this.o.store.deleteValue(inflightKey);
       ev("lane.full", { waiting: queued.waiting });
-      // Nobody typed a task's prompt: the notices, meant for a person, would only clutter its report.
-      if (!env.origin) this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
+      this.tellSender(env, NOT_QUEUED_NOTICE);
       return;
     }
     ev("lane.queued", { ahead: queued.ahead });
-    if (busy && !started && !env.origin) {
-      notice = setTimeout(() => this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId), QUEUED_NOTICE_DELAY_MS);
+    if (busy && !started) {
+      notice = setTimeout(() => this.tellSender(env, QUEUED_NOTICE), QUEUED_NOTICE_DELAY_MS);
       notice.unref();
     }
+  }
+
+  /**
+   * A notice about a message's place in the queue, to the person who sent it; none for a task's
+   * prompt (a schedule's, an API call's), where it would only clutter the report.
+   */
+  private tellSender(env: IngressEnvelope, text: string): void {
+    if (!env.origin) this.o.delivery.progress(env.replyTo, text, env.traceId);
   }
 
   /** With replicas: the message waits in the session's durable inbox, drained by the lease holder. */
@@ -278,11 +286,11 @@ export class Gateway {
     const accepted = await replicas.accept(env, sessionKey, acceptedAt, { maxQueued: this.o.maxQueuedPerSession, mark: { key: inflightKey, value: inflight } });
     if (!accepted.queued) {
       this.o.observer.emit({ event: "lane.full", traceId, sessionKey });
-      if (!env.origin) this.o.delivery.progress(env.replyTo, `⚠️ Still busy here with earlier requests, so I did not queue this one; send it again when I'm done, or /stop.`, traceId);
+      this.tellSender(env, NOT_QUEUED_NOTICE);
       return;
     }
     this.o.observer.emit({ event: "lane.queued", traceId, sessionKey, ahead: accepted.ahead });
-    if (accepted.busy && !env.origin) this.o.delivery.progress(env.replyTo, QUEUED_NOTICE, traceId);
+    if (accepted.busy) this.tellSender(env, QUEUED_NOTICE);
   }
 
   /**

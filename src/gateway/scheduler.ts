@@ -55,6 +55,8 @@ export class Scheduler {
    * schedule's last run as it stood before, put back if the tick does not run after all.
    */
   private readonly inFlight = new Map<string, { name: string; at: string; before?: string }>();
+  /** Writes of the last-run records, one after another (record()). */
+  private writes: Promise<void> = Promise.resolve();
 
   constructor(options: SchedulerOptions) {
     this.o = options;
@@ -83,8 +85,6 @@ export class Scheduler {
     this.writes = this.writes.then(() => this.write(run, value));
     return this.writes;
   }
-
-  private writes: Promise<void> = Promise.resolve();
 
   private async write(run: { name: string; at: string }, value: string | undefined): Promise<void> {
     const key = `${SCHEDULE_LAST}${run.name}`;
